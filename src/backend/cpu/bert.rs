@@ -1,0 +1,136 @@
+//! BERT encoder (all-MiniLM-L6-v2) on candle: `load` from a model file + `forward`,
+//! then mean pooling over the attention mask and L2 normalisation.
+
+use anyhow::Result;
+use candle_core::quantized::QMatMul;
+use candle_core::{DType, Device, Tensor, D};
+
+use super::weights::{LayerNorm, Linear, Weights};
+use crate::model::{EncoderBackend, EncoderConfig, TokenBatch};
+
+struct Embeddings {
+    words: QMatMul,
+    positions: Tensor,
+    token_type0: Tensor,
+    norm: LayerNorm,
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+pub struct Bert {
+    embeddings: Embeddings,
+    layers: Vec<Layer>,
+    heads: usize,
+    head_dim: usize,
+}
+
+impl Bert {
+    pub fn load(w: &Weights, cfg: &EncoderConfig, words: QMatMul) -> Result<Self> {
+        let eps = cfg.layer_norm_eps;
+        // Single-segment input: every token has type id 0.
+        let token_type0 = w
+            .tensor("embeddings.token_type_embeddings.weight")?
+            .get(0)?;
+        let embeddings = Embeddings {
+            words,
+            positions: w.tensor("embeddings.position_embeddings.weight")?,
+            token_type0,
+            norm: w.layer_norm("embeddings.LayerNorm", eps)?,
+        };
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|i| {
+                let p = format!("encoder.layer.{i}");
+                Ok(Layer {
+                    query: w.linear(&format!("{p}.attention.self.query"))?,
+                    key: w.linear(&format!("{p}.attention.self.key"))?,
+                    value: w.linear(&format!("{p}.attention.self.value"))?,
+                    attention_out: w.linear(&format!("{p}.attention.output.dense"))?,
+                    attention_norm: w
+                        .layer_norm(&format!("{p}.attention.output.LayerNorm"), eps)?,
+                    intermediate: w.linear(&format!("{p}.intermediate.dense"))?,
+                    output: w.linear(&format!("{p}.output.dense"))?,
+                    output_norm: w.layer_norm(&format!("{p}.output.LayerNorm"), eps)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            embeddings,
+            layers,
+            heads: cfg.num_attention_heads,
+            head_dim: cfg.head_dim(),
+        })
+    }
+
+    /// Last hidden states `[batch, seq, hidden]`.
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let (b, t) = ids.dims2()?;
+        let e = &self.embeddings;
+        let x = e.words.embedding(ids)?;
+        let x = x
+            .broadcast_add(&e.positions.narrow(0, 0, t)?)?
+            .broadcast_add(&e.token_type0)?;
+        let mut x = e.norm.forward(&x)?;
+        // Additive mask [batch, 1, 1, seq]: 0 for tokens, a large negative for padding.
+        let bias = ((mask.to_dtype(DType::F32)? - 1.0)? * 1e9)?.reshape((b, 1, 1, t))?;
+        for layer in &self.layers {
+            x = self.layer_forward(layer, &x, &bias)?;
+        }
+        Ok(x)
+    }
+
+    fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> Result<Tensor> {
+        let (b, t, h) = x.dims3()?;
+        let split_heads = |y: Tensor| -> Result<Tensor> {
+            Ok(y.reshape((b, t, self.heads, self.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()?)
+        };
+        let q = split_heads(l.query.forward(x)?)?;
+        let k = split_heads(l.key.forward(x)?)?;
+        let v = split_heads(l.value.forward(x)?)?;
+        let scores = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?.broadcast_add(bias)?;
+        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
+        let x = l
+            .attention_norm
+            .forward(&(l.attention_out.forward(&context)? + x)?)?;
+        let inner = l.intermediate.forward(&x)?.gelu_erf()?;
+        l.output_norm.forward(&(l.output.forward(&inner)? + x)?)
+    }
+}
+
+/// Mean over the tokens the mask keeps, then L2 normalisation: `[batch, hidden]`.
+pub fn mean_pool_normalize(hidden: &Tensor, mask: &Tensor) -> Result<Vec<Vec<f32>>> {
+    let mask = mask.to_dtype(DType::F32)?.unsqueeze(D::Minus1)?;
+    let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+    let counts = mask.sum(1)?.clamp(1e-9, f64::INFINITY)?;
+    let mean = summed.broadcast_div(&counts)?;
+    let norm = mean
+        .sqr()?
+        .sum_keepdim(1)?
+        .sqrt()?
+        .clamp(1e-12, f64::INFINITY)?;
+    Ok(mean.broadcast_div(&norm)?.to_vec2()?)
+}
+
+impl EncoderBackend for Bert {
+    fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        let shape = (batch.batch, batch.seq_len);
+        let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
+        let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
+        let hidden = self.forward(&ids, &mask)?;
+        mean_pool_normalize(&hidden, &mask)
+    }
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+}

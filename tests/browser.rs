@@ -1,0 +1,146 @@
+//! Browser tests: the real q8_0 model file in headless Chromium (`wasm-pack test --headless --chrome`).
+//! Files are fetched from the crate root, which wasm-bindgen-test-runner serves.
+#![cfg(target_arch = "wasm32")]
+
+use serde::Deserialize;
+use sr_bench::wasm::{Evaluation, Model};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const MODEL_URL: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
+
+async fn fetch(url: &str) -> Vec<u8> {
+    let window = web_sys::window().expect("a window");
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .expect("fetch")
+        .dyn_into()
+        .unwrap();
+    assert!(
+        response.ok(),
+        "GET {url} → {}: run ./build.sh build first",
+        response.status()
+    );
+    let buffer = JsFuture::from(response.array_buffer().unwrap())
+        .await
+        .unwrap();
+    js_sys::Uint8Array::new(&buffer).to_vec()
+}
+
+#[derive(Deserialize)]
+struct Fixture {
+    items: Vec<Item>,
+}
+#[derive(Deserialize)]
+struct Item {
+    text: String,
+    embedding: Vec<f32>,
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    sr_bench::model::cosine(a, b)
+}
+
+#[wasm_bindgen_test]
+async fn q8_0_in_the_browser_matches_sentence_transformers_and_the_native_cli() {
+    let model = Model::load(fetch(MODEL_URL).await).expect("model loads");
+    let fixture: Fixture =
+        serde_json::from_slice(&fetch("/tests/fixtures/all-MiniLM-L6-v2.json").await).unwrap();
+    let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
+    let flat = model.embed(texts).expect("embed").to_vec();
+    let dim = model.dim();
+    assert_eq!(flat.len(), 82 * dim);
+    let vectors: Vec<&[f32]> = flat.chunks(dim).collect();
+
+    let min = fixture
+        .items
+        .iter()
+        .zip(&vectors)
+        .map(|(item, v)| cosine(v, &item.embedding))
+        .fold(f32::INFINITY, f32::min);
+    web_sys::console::log_1(
+        &format!("browser q8_0: min cosine vs sentence-transformers = {min:.6}").into(),
+    );
+    assert!(min >= 0.999, "browser q8_0 min cosine {min}");
+
+    // Written by build.sh with the native CLI on the same file.
+    let native: Vec<Vec<f32>> =
+        serde_json::from_slice(&fetch("/tests/artifacts/native-embeddings.q8_0.json").await)
+            .unwrap();
+    let max_delta = native
+        .iter()
+        .zip(&vectors)
+        .flat_map(|(n, w)| n.iter().zip(w.iter()).map(|(a, b)| (a - b).abs()))
+        .fold(0f32, f32::max);
+    web_sys::console::log_1(
+        &format!("browser vs native CLI: max |Δ| per component = {max_delta:e}").into(),
+    );
+    assert!(max_delta <= 1e-5, "wasm and native differ by {max_delta}");
+}
+
+#[wasm_bindgen_test]
+async fn bad_model_bytes_become_a_plain_error_not_a_panic() {
+    let err = Model::load(b"<html>not a model</html>".to_vec())
+        .err()
+        .expect("must fail");
+    let msg: js_sys::Error = wasm_bindgen::JsValue::from(err).dyn_into().unwrap();
+    assert!(String::from(msg.message()).contains("not a GGUF"));
+    let bytes = fetch(MODEL_URL).await;
+    let err = Model::load(bytes[..bytes.len() / 3].to_vec())
+        .err()
+        .expect("must fail");
+    let msg: js_sys::Error = wasm_bindgen::JsValue::from(err).dyn_into().unwrap();
+    assert!(String::from(msg.message()).contains("truncated"));
+}
+
+#[wasm_bindgen_test]
+async fn quick_split_in_the_browser_equals_the_native_cli() {
+    let model = Model::load(fetch(MODEL_URL).await).unwrap();
+    let mut eval = Evaluation::new("quick", "model").unwrap();
+    for name in ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"] {
+        eval.add_sr_file(name, &fetch(&format!("/data/sr/{name}.csv")).await)
+            .unwrap();
+    }
+    eval.set_stsb_test(&fetch("/data/stsb/stsb-en-test.csv").await)
+        .unwrap();
+    let total = eval.prepare(&model).unwrap();
+    while !eval.is_done() {
+        eval.step(&model, 256).unwrap();
+    }
+    let report: serde_json::Value =
+        serde_wasm_bindgen::from_value(eval.finish("all-MiniLM-L6-v2", "q8_0").unwrap()).unwrap();
+    // Written by build.sh with `sr-bench eval --split quick` on the same file.
+    let native: serde_json::Value =
+        serde_json::from_slice(&fetch("/tests/artifacts/eval-quick.q8_0.json").await).unwrap();
+    let mut compared = 0;
+    for dim in ["structure", "relation"] {
+        for file in ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"] {
+            for metric in ["spearman", "pearson"] {
+                let b = report["results"][dim][file][metric].as_f64().unwrap();
+                let n = native["results"][dim][file][metric].as_f64().unwrap();
+                assert!(
+                    (b - n).abs() <= 0.01,
+                    "{dim}/{file}/{metric}: browser {b} vs CLI {n}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    for metric in ["spearman", "pearson"] {
+        let b = report["stsb_test"][metric].as_f64().unwrap();
+        let n = native["stsb_test"][metric].as_f64().unwrap();
+        assert!(
+            (b - n).abs() <= 0.01,
+            "stsb_test/{metric}: browser {b} vs CLI {n}"
+        );
+    }
+    web_sys::console::log_1(
+        &format!(
+            "quick split in the browser: {total} sentences, {compared} cells equal to the CLI"
+        )
+        .into(),
+    );
+}

@@ -1,0 +1,119 @@
+//! Embeddings of the real model files (built from the pinned wheel) against sentence-transformers.
+
+mod common;
+
+use sr_bench::backend::{load_embedder, BackendKind};
+use sr_bench::model::cosine;
+
+const MODEL: &str = "all-MiniLM-L6-v2";
+
+/// Embeds the 82 fixture texts and returns (min cosine, text with the min).
+fn min_cosine_against_reference(dtype: &str) -> (f32, String) {
+    let fixture = common::fixture(MODEL);
+    let embedder =
+        load_embedder(common::model_bytes(MODEL, dtype), BackendKind::Cpu).expect("model loads");
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let vectors = embedder.embed(&texts).expect("embedding works");
+    assert_eq!(vectors.len(), 82);
+    let mut worst = (f32::INFINITY, String::new());
+    for (item, v) in fixture.items.iter().zip(&vectors) {
+        assert_eq!(v.len(), item.embedding.len(), "dimension");
+        let c = cosine(v, &item.embedding);
+        if c < worst.0 {
+            worst = (c, item.text.chars().take(40).collect());
+        }
+    }
+    println!(
+        "{MODEL} {dtype}: min cosine vs sentence-transformers over 82 texts = {:.6} ({:?})",
+        worst.0, worst.1
+    );
+    worst
+}
+
+#[test]
+fn f32_matches_sentence_transformers_on_all_82_texts() {
+    let (min, text) = min_cosine_against_reference("f32");
+    assert!(min >= 0.9999, "f32 min cosine {min} on {text:?}");
+}
+
+#[test]
+fn q8_0_matches_sentence_transformers_on_all_82_texts() {
+    let (min, text) = min_cosine_against_reference("q8_0");
+    assert!(min >= 0.999, "q8_0 min cosine {min} on {text:?}");
+}
+
+#[test]
+fn q4_0_parity_is_reported() {
+    // The issue asks for the figure, not a bound (measured: 0.876 on "!!!"); 0.8 only catches
+    // a broken q4_0 path, which gives near-zero cosines.
+    let (min, text) = min_cosine_against_reference("q4_0");
+    assert!(min >= 0.8, "q4_0 min cosine {min} on {text:?}");
+}
+
+#[test]
+fn long_text_is_truncated_at_max_seq_length() {
+    let fixture = common::fixture(MODEL);
+    let embedder = load_embedder(common::model_bytes(MODEL, "q8_0"), BackendKind::Cpu).unwrap();
+    let longest = fixture
+        .items
+        .iter()
+        .map(|i| embedder.token_count(&i.text))
+        .max()
+        .unwrap();
+    assert_eq!(
+        longest, fixture.max_seq_length,
+        "the longest fixture text must hit the 256-token limit"
+    );
+}
+
+#[test]
+fn batching_does_not_change_embeddings() {
+    let fixture = common::fixture(MODEL);
+    let mut embedder = load_embedder(common::model_bytes(MODEL, "q8_0"), BackendKind::Cpu).unwrap();
+    let texts: Vec<&str> = fixture
+        .items
+        .iter()
+        .take(20)
+        .map(|i| i.text.as_str())
+        .collect();
+    embedder.set_batch_size(1);
+    let one_by_one = embedder.embed(&texts).unwrap();
+    embedder.set_batch_size(7);
+    let batched = embedder.embed(&texts).unwrap();
+    for (a, b) in one_by_one.iter().zip(&batched) {
+        let max_diff = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            max_diff < 1e-5,
+            "padding leaked into the pooling: max |Δ| = {max_diff}"
+        );
+    }
+}
+
+#[test]
+fn static_baseline_is_order_invariant() {
+    let embedder = load_embedder(common::model_bytes(MODEL, "q8_0"), BackendKind::Cpu).unwrap();
+    let v = embedder
+        .embed_static(&[
+            "Tom likes Taylor Swift.",
+            "Taylor Swift likes Tom.",
+            "Rain causes floods.",
+        ])
+        .unwrap();
+    assert!(
+        cosine(&v[0], &v[1]) > 0.9999,
+        "same tokens in another order must give the same vector"
+    );
+    assert!(
+        cosine(&v[0], &v[2]) < 0.9,
+        "different words must give a different vector"
+    );
+    let empty = embedder.embed_static(&[""]).unwrap();
+    assert!(
+        empty[0].iter().all(|&x| x == 0.0),
+        "no tokens → zero vector, not NaN"
+    );
+}
