@@ -131,6 +131,7 @@ run_tests() {
   # The CLI's vectors for the fixture texts: the browser test checks wasm against them.
   python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-MiniLM-L6-v2.json"))["items"]]))' \
     | "$CLI" embed --model "www/models/$MODEL.q8_0.gguf" > tests/artifacts/native-embeddings.q8_0.json
+  "$CLI" eval --model "www/models/$MODEL.q8_0.gguf" --data data --split quick --json tests/artifacts/eval-quick.q8_0.json > /dev/null
   WASM_BINDGEN_TEST_TIMEOUT=900 wasm-pack test --headless --chrome --release
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"
@@ -138,7 +139,13 @@ run_tests() {
   "$CLI" serve --dir www/dist --port "$port" > tests/artifacts/server.log 2>&1 &
   local server=$!
   trap 'kill $server 2>/dev/null || true' RETURN
-  "$CLI" expect-e2e --model "www/models/$MODEL.q8_0.gguf" --data data > tests/artifacts/e2e-expect.json
+  # What the page must show, from the CLI on the same file: the active/passive cosine and the
+  # quick split's report (also read by the browser test above).
+  local cos
+  cos=$("$CLI" similarity --model "www/models/$MODEL.q8_0.gguf" "The chef cooked the meal." "The meal was cooked by the chef.")
+  node -e 'const fs = require("fs"); const [out, cos, report] = process.argv.slice(1);
+    fs.writeFileSync(out, JSON.stringify({ active_passive_cosine: Number(cos), quick_report: JSON.parse(fs.readFileSync(report, "utf8")) }));' \
+    tests/artifacts/e2e-expect.json "$cos" tests/artifacts/eval-quick.q8_0.json
   SR_BENCH_URL="http://127.0.0.1:$port/" SR_BENCH_EXPECT=$ROOT/tests/artifacts/e2e-expect.json \
     node --test tests/e2e/
 }

@@ -261,7 +261,12 @@ fn run(cli: Cli) -> Result<()> {
                 .czech_news_sts
                 .as_ref()
                 .context("the Czech section is missing")?;
-            println!("{}", crate::eval::format_czech(czech));
+            println!(
+                "{} ({})\n{}",
+                report.model,
+                report.dtype,
+                crate::eval::format_czech(czech)
+            );
         }
         Command::Serve { dir, port } => serve::serve(&dir, port)?,
         Command::Bench {

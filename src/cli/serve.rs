@@ -60,7 +60,9 @@ fn respond(root: &Path, request: Request) -> std::io::Result<()> {
         return request.respond(Response::from_string("not found").with_status_code(404));
     };
     let file = std::fs::File::open(&path)?;
+    // A Content-Length (no chunking) lets the page show byte-level download progress.
     let response = Response::from_file(file)
+        .with_chunked_threshold(usize::MAX)
         .with_header(header("Content-Type", mime_type(&path)))
         .with_header(header("Content-Security-Policy", CONTENT_SECURITY_POLICY))
         .with_header(header("Cross-Origin-Opener-Policy", "same-origin"))

@@ -1,0 +1,131 @@
+//! `sr-bench eval` and `eval-czech` on the real q8_0 model and the real data.
+
+mod common;
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const MODEL: &str = "all-MiniLM-L6-v2";
+const FILES: [&str; 6] = ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"];
+
+fn sr_bench(args: &[&str]) -> (String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        .args(args)
+        .output()
+        .expect("runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "sr-bench {args:?} failed: {stderr}");
+    (stdout, stderr)
+}
+
+#[test]
+fn eval_quick_writes_the_report_schema_and_reproduces_stsb_test() {
+    let model = common::model_path(MODEL, "q8_0");
+    let data = common::data_dir();
+    let (json, table) = sr_bench(&[
+        "eval",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--split",
+        "quick",
+        "--json",
+        "-",
+    ]);
+    let report: Value = serde_json::from_str(&json).expect("stdout is the JSON report");
+    assert_eq!(report["model"], MODEL);
+    assert_eq!(report["dtype"], "q8_0");
+    assert_eq!(report["split"], "quick");
+    let expected_n = [124, 415, 36, 196, 220, 20];
+    for dim in ["structure", "relation"] {
+        let results = &report["results"][dim];
+        for (file, n) in FILES.iter().zip(expected_n) {
+            let cell = &results[file];
+            assert_eq!(cell["n"], n, "{dim}/{file} n");
+            for metric in ["spearman", "pearson"] {
+                let v = cell[metric]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{dim}/{file}/{metric} is a number"));
+                assert!(
+                    (-100.0..=100.0).contains(&v) && (v * 100.0).fract().abs() < 1e-6,
+                    "×100, 2 decimals: {v}"
+                );
+            }
+        }
+        let mean: f64 = FILES
+            .iter()
+            .map(|f| results[f]["spearman"].as_f64().unwrap())
+            .sum::<f64>()
+            / 6.0;
+        assert!((results["avg_spearman"].as_f64().unwrap() - mean).abs() <= 0.01);
+    }
+    // STS-B test is used whole in every split: it must reproduce sentence-transformers (82.03).
+    let stsb = report["stsb_test"]["spearman"].as_f64().unwrap();
+    assert!((stsb - 82.03).abs() <= 0.5, "STS-B test Spearman {stsb}");
+    assert!(
+        report.get("pairs").is_none(),
+        "per-pair rows stay out of the CLI's JSON"
+    );
+    assert!(
+        table.contains("paper") && table.contains("avg"),
+        "the Table 4 layout goes to stderr with --json -"
+    );
+}
+
+#[test]
+fn eval_czech_reports_model_human_and_oracle() {
+    let model = common::model_path(MODEL, "q8_0");
+    let data = common::data_dir();
+    let (out, _) = sr_bench(&[
+        "eval-czech",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    assert!(out.contains("1200 pairs"), "{out}");
+    let row = |label: &str| {
+        out.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} row in {out}"))
+            .to_string()
+    };
+    assert!(
+        row("random human").contains("84.31") && row("random human").contains("81.15"),
+        "{out}"
+    );
+    assert!(row("oracle bound").contains("0.1582"), "{out}");
+    let model_pearson: f64 = row("model")
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(model_pearson > 50.0 && model_pearson < 100.0, "{out}");
+}
+
+#[test]
+fn eval_names_the_missing_data_folder() {
+    let model = common::model_path(MODEL, "q8_0");
+    let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        .args([
+            "eval",
+            "--model",
+            model.to_str().unwrap(),
+            "--data",
+            "/nonexistent-data",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("/nonexistent-data/stsb/stsb-en-test.csv"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Copy the web demo's own files and its vendored chart library into DIST (the built site).
+# Usage: sh www/assemble.sh DIST        (run from anywhere; DIST is created if missing)
+# Leaves DIST/pkg, DIST/models and DIST/data alone: build.sh puts those there.
+set -eu
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 DIST" >&2
+  exit 2
+fi
+DIST=$1
+WWW=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$WWW/.." && pwd)
+CHART="$ROOT/node_modules/chart.js"
+
+# The site's own files (static: no build step).
+FILES="index.html app.js worker.js protocol.js cache.js charts.js style.css favicon.svg bench.html bench.js"
+
+# Guards for the Content-Security-Policy (no 'unsafe-inline'): no inline scripts, no inline
+# event handlers, no style attributes; user text never goes through innerHTML.
+fail=0
+if grep -nE '<script(\s[^>]*)?>' "$WWW/index.html" | grep -vE '<script[^>]*\ssrc=' >&2; then
+  echo "assemble.sh: inline <script> in index.html (CSP forbids it)" >&2; fail=1
+fi
+if grep -niE '\sstyle=|\son[a-z]+=' "$WWW/index.html" >&2; then
+  echo "assemble.sh: style= or on*= attribute in index.html (CSP forbids it)" >&2; fail=1
+fi
+for f in app.js worker.js protocol.js cache.js charts.js bench.js; do
+  if grep -nE 'innerHTML|outerHTML|insertAdjacentHTML|document\.write|setAttribute\(.style|\beval\(|new Function' "$WWW/$f" >&2; then
+    echo "assemble.sh: $f uses an API the CSP / XSS rules forbid" >&2; fail=1
+  fi
+done
+[ "$fail" -eq 0 ] || exit 1
+
+if [ ! -f "$CHART/dist/chart.umd.min.js" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "assemble.sh: node_modules missing, running npm ci in $ROOT" >&2
+    (cd "$ROOT" && npm ci --no-audit --no-fund)
+  fi
+fi
+if [ ! -f "$CHART/dist/chart.umd.min.js" ]; then
+  echo "assemble.sh: $CHART/dist/chart.umd.min.js not found: run 'npm ci' at the repository root" >&2
+  exit 1
+fi
+
+mkdir -p "$DIST/vendor"
+for f in $FILES; do
+  cp "$WWW/$f" "$DIST/$f"
+done
+cp "$CHART/dist/chart.umd.min.js" "$CHART/dist/chart.umd.min.js.map" "$DIST/vendor/"
+cp "$CHART/LICENSE.md" "$DIST/vendor/chart.js.LICENSE.md"
+echo "assemble.sh: web demo copied into $DIST (chart.js $(node -p "require('$CHART/package.json').version" 2>/dev/null || echo '?'))"

@@ -1,0 +1,97 @@
+// Charts: a thin wrapper around Chart.js (vendor/chart.umd.min.js, served from our own origin,
+// loaded by index.html as a classic deferred script that defines globalThis.Chart).
+
+const INK = '#111111';
+const GRID = 'rgba(0, 0, 0, 0.12)';
+const POINT = 'rgba(11, 78, 162, 0.45)';
+const POINT_BORDER = 'rgba(11, 78, 162, 0.9)';
+
+function chartLib() {
+  const Chart = globalThis.Chart;
+  if (!Chart) throw new Error('The chart library (vendor/chart.umd.min.js) did not load.');
+  return Chart;
+}
+
+/** Font sizes follow the page's root font size (projector mode makes it larger). */
+function fontSize() {
+  const px = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+  return Math.round(px * 0.85);
+}
+
+/**
+ * A cosine-vs-gold scatter plot.
+ * @param {HTMLCanvasElement} canvas
+ */
+export function createScatter(canvas) {
+  const Chart = chartLib();
+  /** @type {Array<{x: number, y: number, line: number}>} */
+  let points = [];
+  const chart = new Chart(canvas, {
+    type: 'scatter',
+    data: {
+      datasets: [{
+        label: 'pairs',
+        data: points,
+        pointRadius: 3,
+        pointHoverRadius: 6,
+        backgroundColor: POINT,
+        borderColor: POINT_BORDER,
+        borderWidth: 0.5,
+      }],
+    },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      parsing: false,
+      plugins: {
+        legend: { display: false },
+        title: { display: true, text: '', color: INK, font: { size: fontSize() + 2, weight: 'bold' } },
+        tooltip: {
+          callbacks: {
+            label: (ctx) => {
+              const p = ctx.raw;
+              return `line ${p.line}: gold ${p.x}, cosine ${p.y.toFixed(3)}`;
+            },
+          },
+        },
+      },
+      scales: {
+        x: {
+          type: 'linear', min: -0.25, max: 5.25,
+          title: { display: true, text: 'gold score (annotators, 0–5)', color: INK },
+          ticks: { color: INK, font: { size: fontSize() } },
+          // Gold scores are the integers 0–5: one tick each.
+          afterBuildTicks: (axis) => { axis.ticks = [0, 1, 2, 3, 4, 5].map((value) => ({ value })); },
+          grid: { color: GRID },
+        },
+        y: {
+          type: 'linear',
+          title: { display: true, text: 'cosine similarity (model)', color: INK },
+          ticks: { color: INK, font: { size: fontSize() } },
+          grid: { color: GRID },
+        },
+      },
+    },
+  });
+
+  return {
+    /**
+     * @param {Array<{x: number, y: number, line: number}>} data
+     * @param {string} title
+     */
+    update(data, title) {
+      points = data;
+      chart.data.datasets[0].data = points;
+      chart.options.plugins.title.text = title;
+      const size = fontSize();
+      chart.options.plugins.title.font.size = size + 2;
+      for (const axis of ['x', 'y']) {
+        chart.options.scales[axis].ticks.font = { size };
+        chart.options.scales[axis].title.font = { size };
+      }
+      chart.update();
+    },
+    destroy() { chart.destroy(); },
+  };
+}

@@ -1,0 +1,257 @@
+// The message protocol between the page (app.js) and the engine worker (worker.js).
+//
+// This file is the one place where the protocol is written down. Both sides import it.
+//
+// Every request the page sends carries a fresh numeric `id`. The worker answers it with
+// any number of `progress` / `notice` messages carrying the same id, then exactly one
+// `result` or `error` with that id. Requests are handled concurrently by the worker:
+// a `similarity` request is answered between two benchmark chunks, so the playground stays
+// live while a benchmark runs; `cancel` is seen within one chunk (64 sentences).
+//
+// Page → worker (requests)
+//   load        fetch (or take from the Cache API), verify (sha256) and load a model.
+//               Cancels a running benchmark first (it ends with error code "cancelled",
+//               reason "model-changed"). A newer `load` supersedes an older one still in flight.
+//   similarity  cosine of two texts, by the model and by the syntax-blind baseline.
+//   embed       L2-normalised embeddings of a list of texts (row-major n × dim).
+//   evaluate    run the SR benchmark (split quick|full) with the loaded model; at most one at a time.
+//   cancel      stop the benchmark started by request `target`.
+//
+// Worker → page (answers)
+//   progress    phase + done/total, for progress bars (bytes while downloading, sentences while evaluating).
+//   notice      something the user must see that is not a failure (e.g. a corrupted cache entry was dropped).
+//   result      the request's value; ends the request.
+//   error       a plain message + a machine-readable code; ends the request.
+//
+// The page learns of worker start-up failures through the Worker's own `error` event.
+
+export const PROTOCOL_VERSION = 1;
+
+/** Name of the Cache API cache holding model files. Entries are keyed by URL + `?sha256=<hex>`. */
+export const MODEL_CACHE = 'sr-bench-models-v1';
+
+/** The six files of the SR benchmark, in Table 4 order. */
+export const SR_FILES = Object.freeze(['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses']);
+/** The two dimensions of the SR benchmark (Table 4 rows). */
+export const DIMENSIONS = Object.freeze(['structure', 'relation']);
+
+/** Sentences embedded per `Evaluation.step` call: the cancel / progress granularity. */
+export const EVAL_CHUNK = 64;
+
+/** Error codes carried by `error` messages. */
+export const ERR = Object.freeze({
+  BUSY: 'busy',                 // a benchmark is already running
+  CANCELLED: 'cancelled',       // the benchmark was cancelled (see `reason`)
+  SUPERSEDED: 'superseded',     // a newer `load` replaced this one
+  NO_MODEL: 'no-model',         // no model is loaded yet
+  BAD_MODEL: 'bad-model',       // Model.load rejected the file
+  HASH_MISMATCH: 'hash-mismatch', // a freshly downloaded file does not match the manifest's sha256
+  NETWORK: 'network',           // a fetch failed (HTTP status or transport)
+  DATA: 'data',                 // a benchmark data file is malformed
+  ENGINE: 'engine',             // the wasm engine could not start or trapped
+  BAD_REQUEST: 'bad-request',   // unknown message type / malformed request
+});
+
+/**
+ * One entry of `models/manifest.json` (`{"models": ModelEntry[]}`), written by build.sh.
+ * @typedef {object} ModelEntry
+ * @property {string} name     e.g. "all-MiniLM-L6-v2"
+ * @property {string} dtype    "q8_0" | "q4_0" | "f32" | …
+ * @property {string} file     file name under models/
+ * @property {number} bytes    size in bytes
+ * @property {string} sha256   lowercase hex digest of the file
+ * @property {boolean} [default] preselected in the picker
+ */
+
+/**
+ * `Model.info()` as returned by the wasm module.
+ * @typedef {object} ModelInfo
+ * @property {string} name
+ * @property {string} architecture
+ * @property {string} dtype
+ * @property {number} dim
+ * @property {number} max_seq_length
+ * @property {string} pooling
+ * @property {number} vocab_size
+ */
+
+// ---------------------------------------------------------------- requests (page → worker)
+
+/**
+ * @typedef {object} LoadRequest
+ * @property {'load'} type
+ * @property {number} id
+ * @property {ModelEntry} model
+ * @property {string} baseUrl  absolute URL of the site root (ends with "/")
+ */
+/**
+ * @typedef {object} SimilarityRequest
+ * @property {'similarity'} type
+ * @property {number} id
+ * @property {string} a
+ * @property {string} b
+ */
+/**
+ * @typedef {object} EmbedRequest
+ * @property {'embed'} type
+ * @property {number} id
+ * @property {string[]} texts
+ */
+/**
+ * @typedef {object} EvaluateRequest
+ * @property {'evaluate'} type
+ * @property {number} id
+ * @property {'quick'|'full'} split
+ * @property {'model'|'static'} encoder  "static" = the syntax-blind baseline
+ * @property {string} baseUrl
+ */
+/**
+ * @typedef {object} CancelRequest
+ * @property {'cancel'} type
+ * @property {number} id
+ * @property {number} target  id of the `evaluate` request to stop
+ */
+/** @typedef {LoadRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|CancelRequest} Request */
+
+// ---------------------------------------------------------------- answers (worker → page)
+
+/**
+ * @typedef {object} ProgressMessage
+ * @property {'progress'} type
+ * @property {number} id
+ * @property {'cache'|'download'|'verify'|'init'|'data'|'prepare'|'evaluate'} phase
+ * @property {number} done
+ * @property {number} total      0 when unknown
+ * @property {'bytes'|'sentences'|'files'|'steps'} unit
+ * @property {number} elapsed_ms time since this phase started
+ */
+/**
+ * @typedef {object} NoticeMessage
+ * @property {'notice'} type
+ * @property {number} id
+ * @property {'info'|'warning'} level
+ * @property {string} code      e.g. "cache-corrupt", "cache-unavailable"
+ * @property {string} message   plain text for the user
+ */
+/**
+ * @typedef {object} ResultMessage
+ * @property {'result'} type
+ * @property {number} id
+ * @property {Request['type']} op
+ * @property {LoadResult|SimilarityResult|EmbedResult|EvaluateResult|{cancelled: boolean}} value
+ */
+/**
+ * @typedef {object} ErrorMessage
+ * @property {'error'} type
+ * @property {number} id
+ * @property {Request['type']} op
+ * @property {string} code       one of ERR
+ * @property {string} message    plain text for the user
+ * @property {string} [reason]   for code "cancelled": "user" | "model-changed"
+ */
+/** @typedef {ProgressMessage|NoticeMessage|ResultMessage|ErrorMessage} Answer */
+
+/**
+ * @typedef {object} LoadResult
+ * @property {ModelInfo} info
+ * @property {string} backend        the backend the model runs on ("cpu", later "webgpu")
+ * @property {ModelEntry} entry
+ * @property {'cache'|'network'} source
+ * @property {{fetch_ms: number, verify_ms: number, init_ms: number}} timings
+ */
+/**
+ * @typedef {object} SimilarityResult
+ * @property {number} cosine         model cosine
+ * @property {number} static_cosine  syntax-blind baseline cosine
+ * @property {number} ms
+ * @property {[number, number]|null} tokens  token counts of a and b after truncation (special tokens included)
+ */
+/**
+ * @typedef {object} EmbedResult
+ * @property {Float32Array} embeddings  row-major n × dim
+ * @property {number} dim
+ */
+/**
+ * @typedef {object} EvaluateResult
+ * @property {object} report   the CLI's report schema (results, stsb_test, paper?, pairs)
+ * @property {{data_ms: number, prepare_ms: number, embed_ms: number, finish_ms: number,
+ *             total_ms: number, sentences: number, sentences_per_s: number}} timings
+ */
+
+/** Cache key for a model file: its URL plus its sha256, so a rebuilt model never hits a stale entry. */
+export function modelCacheKey(baseUrl, entry) {
+  const url = new URL(`models/${encodeURIComponent(entry.file)}`, baseUrl);
+  url.searchParams.set('sha256', entry.sha256.toLowerCase());
+  return url.href;
+}
+
+/**
+ * Page-side client: `call(type, payload, {onProgress, onNotice})` → Promise of the result value.
+ * Rejects with an Error carrying `code` (and `reason`) from the worker's `error` message.
+ */
+export class EngineClient {
+  /** @param {Worker} worker */
+  constructor(worker) {
+    this.worker = worker;
+    this.nextId = 1;
+    /** @type {Map<number, {resolve: Function, reject: Function, onProgress?: Function, onNotice?: Function, op: string}>} */
+    this.pending = new Map();
+    worker.addEventListener('message', (e) => this.#onMessage(e.data));
+  }
+
+  /**
+   * @param {Request['type']} type
+   * @param {object} payload
+   * @param {{onProgress?: (m: ProgressMessage) => void, onNotice?: (m: NoticeMessage) => void, transfer?: Transferable[]}} [hooks]
+   * @returns {{id: number, promise: Promise<any>}}
+   */
+  start(type, payload = {}, hooks = {}) {
+    const id = this.nextId++;
+    const promise = new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress: hooks.onProgress, onNotice: hooks.onNotice, op: type });
+    });
+    this.worker.postMessage({ type, id, ...payload }, hooks.transfer || []);
+    return { id, promise };
+  }
+
+  call(type, payload, hooks) {
+    return this.start(type, payload, hooks).promise;
+  }
+
+  /** Reject everything in flight (used when the worker dies). */
+  failAll(message) {
+    for (const [, p] of this.pending) {
+      const err = new Error(message);
+      err.code = ERR.ENGINE;
+      p.reject(err);
+    }
+    this.pending.clear();
+  }
+
+  #onMessage(msg) {
+    const p = this.pending.get(msg && msg.id);
+    if (!p) return;
+    switch (msg.type) {
+      case 'progress':
+        if (p.onProgress) p.onProgress(msg);
+        break;
+      case 'notice':
+        if (p.onNotice) p.onNotice(msg);
+        break;
+      case 'result':
+        this.pending.delete(msg.id);
+        p.resolve(msg.value);
+        break;
+      case 'error': {
+        this.pending.delete(msg.id);
+        const err = new Error(msg.message);
+        err.code = msg.code;
+        if (msg.reason) err.reason = msg.reason;
+        p.reject(err);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}

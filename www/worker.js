@@ -1,0 +1,269 @@
+// The engine worker (module worker): owns the wasm module, the loaded model and the benchmark run.
+// Message protocol: see protocol.js.
+
+import init, { Model, Evaluation } from './pkg/sr_bench.js';
+import { ERR, SR_FILES, EVAL_CHUNK } from './protocol.js';
+import { loadModelBytes } from './cache.js';
+
+/** @type {Promise<void>|null} */
+let wasmReady = null;
+/** @type {Model|null} */
+let model = null;
+/** @type {import('./protocol.js').ModelInfo|null} */
+let modelInfo = null;
+let loadSeq = 0;
+/** @type {AbortController|null} */
+let loadAbort = null;
+/** The running benchmark, if any. @type {{id: number, cancelled: boolean, reason: string, done: Promise<void>}|null} */
+let run = null;
+/** Benchmark data files already fetched (name → bytes). */
+const dataFiles = new Map();
+
+const post = (msg, transfer) => self.postMessage(msg, transfer || []);
+
+function codedError(code, message, reason) {
+  const e = new Error(message);
+  e.code = code;
+  if (reason) e.reason = reason;
+  return e;
+}
+
+function messageOf(e) {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'string') return e;
+  try { return JSON.stringify(e); } catch { return String(e); }
+}
+
+function ensureWasm() {
+  if (!wasmReady) {
+    wasmReady = init().catch((e) => {
+      wasmReady = null;
+      throw codedError(ERR.ENGINE, `The WebAssembly engine could not start: ${messageOf(e)}`);
+    });
+  }
+  return wasmReady;
+}
+
+/** wasm-bindgen/serde may hand back Maps for JSON objects; the page and exports want plain objects. */
+function toPlain(v) {
+  if (v instanceof Map) {
+    const o = {};
+    for (const [k, x] of v) o[k] = toPlain(x);
+    return o;
+  }
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const o = {};
+    for (const k of Object.keys(v)) o[k] = toPlain(v[k]);
+    return o;
+  }
+  return v;
+}
+
+const yieldToEvents = () => new Promise((r) => setTimeout(r, 0));
+
+function cancelRun(reason) {
+  if (run && !run.cancelled) {
+    run.cancelled = true;
+    run.reason = reason;
+  }
+}
+
+// ---------------------------------------------------------------- handlers
+
+async function onLoad(msg) {
+  const seq = ++loadSeq;
+  if (loadAbort) loadAbort.abort();
+  const abort = new AbortController();
+  loadAbort = abort;
+  if (run) {
+    cancelRun('model-changed');
+    await run.done;
+  }
+  const superseded = () => seq !== loadSeq;
+  const started = performance.now();
+  const phaseStart = {};
+  const onProgress = (phase, done, total, unit) => {
+    if (superseded()) return;
+    phaseStart[phase] ??= performance.now();
+    post({ type: 'progress', id: msg.id, phase, done, total, unit, elapsed_ms: performance.now() - phaseStart[phase] });
+  };
+  const onNotice = (level, code, message) => post({ type: 'notice', id: msg.id, level, code, message });
+
+  await ensureWasm();
+  let got;
+  try {
+    got = await loadModelBytes(msg.model, msg.baseUrl, { onProgress, onNotice, signal: abort.signal });
+  } catch (e) {
+    if (superseded() || (e && e.name === 'AbortError')) throw codedError(ERR.SUPERSEDED, 'Another model was chosen.');
+    throw e;
+  }
+  if (superseded()) throw codedError(ERR.SUPERSEDED, 'Another model was chosen.');
+  onProgress('init', 0, 1, 'steps');
+  await yieldToEvents();
+  const t0 = performance.now();
+  let next;
+  try {
+    next = Model.load(got.bytes);
+  } catch (e) {
+    throw codedError(ERR.BAD_MODEL, `${msg.model.file} could not be loaded: ${messageOf(e)}`);
+  }
+  const info = toPlain(next.info());
+  const init_ms = performance.now() - t0;
+  if (superseded()) {
+    next.free();
+    throw codedError(ERR.SUPERSEDED, 'Another model was chosen.');
+  }
+  if (run) { // a run started on the old model while this one was downloading
+    cancelRun('model-changed');
+    await run.done;
+  }
+  const old = model;
+  model = next;
+  modelInfo = info;
+  if (old) old.free();
+  if (loadAbort === abort) loadAbort = null;
+  return {
+    info,
+    backend: typeof next.backend === 'string' ? next.backend : 'cpu',
+    entry: msg.model,
+    source: got.source,
+    timings: { fetch_ms: got.fetch_ms, verify_ms: got.verify_ms, init_ms, total_ms: performance.now() - started },
+  };
+}
+
+function requireModel() {
+  if (!model) throw codedError(ERR.NO_MODEL, 'No model is loaded yet.');
+  return model;
+}
+
+function onSimilarity(msg) {
+  const m = requireModel();
+  const t0 = performance.now();
+  const cosine = m.similarity(String(msg.a), String(msg.b));
+  const static_cosine = m.static_similarity(String(msg.a), String(msg.b));
+  const ms = performance.now() - t0;
+  // Tokens after truncation (special tokens included): equal to max_seq_length means cut off.
+  const tokens = typeof m.token_count === 'function'
+    ? [m.token_count(String(msg.a)), m.token_count(String(msg.b))] : null;
+  return { cosine, static_cosine, ms, tokens };
+}
+
+function onEmbed(msg) {
+  const m = requireModel();
+  const embeddings = m.embed(msg.texts.map(String));
+  return { embeddings, dim: m.dim };
+}
+
+async function fetchData(path, baseUrl) {
+  if (dataFiles.has(path)) return dataFiles.get(path);
+  const url = new URL(path, baseUrl).href;
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw codedError(ERR.NETWORK, `Could not download ${path}: ${messageOf(e)}`);
+  }
+  if (!res.ok) throw codedError(ERR.NETWORK, `Could not download ${path}: HTTP ${res.status}`);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  dataFiles.set(path, bytes);
+  return bytes;
+}
+
+async function onEvaluate(msg) {
+  if (run) throw codedError(ERR.BUSY, 'A benchmark is already running: cancel it first.');
+  const m = requireModel();
+  const info = modelInfo;
+  let finished;
+  const me = { id: msg.id, cancelled: false, reason: '', done: new Promise((r) => { finished = r; }) };
+  run = me;
+  let ev = null;
+  const progress = (phase, done, total, unit, elapsed_ms) =>
+    post({ type: 'progress', id: msg.id, phase, done, total, unit, elapsed_ms });
+  const checkCancel = () => {
+    if (me.cancelled) {
+      const why = me.reason === 'model-changed' ? 'the model was changed' : 'you cancelled it';
+      throw codedError(ERR.CANCELLED, `Benchmark cancelled: ${why}.`, me.reason);
+    }
+  };
+  try {
+    const t0 = performance.now();
+    const paths = [...SR_FILES.map((f) => `data/sr/${f}.csv`), 'data/stsb/stsb-en-test.csv'];
+    const bytes = [];
+    for (let i = 0; i < paths.length; i++) {
+      progress('data', i, paths.length, 'files', performance.now() - t0);
+      bytes.push(await fetchData(paths[i], msg.baseUrl));
+      checkCancel();
+    }
+    progress('data', paths.length, paths.length, 'files', performance.now() - t0);
+    const t1 = performance.now();
+    try {
+      ev = new Evaluation(msg.split, msg.encoder || 'model');
+      SR_FILES.forEach((f, i) => ev.add_sr_file(f, bytes[i]));
+      ev.set_stsb_test(bytes[SR_FILES.length]);
+    } catch (e) {
+      throw codedError(ERR.DATA, messageOf(e));
+    }
+    const total = ev.prepare(m);
+    const t2 = performance.now();
+    progress('evaluate', 0, total, 'sentences', 0);
+    let done = 0;
+    let embedMs = 0;
+    while (!ev.is_done()) {
+      const s = performance.now();
+      done = ev.step(m, EVAL_CHUNK);
+      embedMs += performance.now() - s;
+      progress('evaluate', done, total, 'sentences', performance.now() - t2);
+      await yieldToEvents(); // lets cancel / similarity / load messages in
+      checkCancel();
+    }
+    const t3 = performance.now();
+    const report = toPlain(ev.finish(info.name, info.dtype));
+    const t4 = performance.now();
+    return {
+      report,
+      timings: {
+        data_ms: t1 - t0,
+        prepare_ms: t2 - t1,
+        embed_ms: embedMs,
+        finish_ms: t4 - t3,
+        total_ms: t4 - t0,
+        sentences: total,
+        sentences_per_s: embedMs > 0 ? total / (embedMs / 1000) : null,
+      },
+    };
+  } finally {
+    if (ev) ev.free();
+    run = null;
+    finished();
+  }
+}
+
+function onCancel(msg) {
+  if (run && run.id === msg.target) {
+    cancelRun('user');
+    return { cancelled: true };
+  }
+  return { cancelled: false };
+}
+
+const handlers = { load: onLoad, similarity: onSimilarity, embed: onEmbed, evaluate: onEvaluate, cancel: onCancel };
+
+self.addEventListener('message', async (e) => {
+  const msg = e.data || {};
+  const handler = handlers[msg.type];
+  try {
+    if (!handler) throw codedError(ERR.BAD_REQUEST, `Unknown request type: ${msg.type}`);
+    const value = await handler(msg);
+    const transfer = value && value.embeddings instanceof Float32Array ? [value.embeddings.buffer] : [];
+    post({ type: 'result', id: msg.id, op: msg.type, value }, transfer);
+  } catch (err) {
+    let code = err && err.code ? err.code : ERR.ENGINE;
+    let message = messageOf(err);
+    if (err instanceof WebAssembly.RuntimeError) {
+      code = ERR.ENGINE;
+      message = `The engine crashed (${message}). Reload the page.`;
+    }
+    post({ type: 'error', id: msg.id, op: msg.type, code, message, reason: err && err.reason });
+  }
+});
