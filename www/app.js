@@ -495,6 +495,8 @@ async function runBenchmark() {
         bar.max = Math.max(1, m.total);
         bar.value = m.done;
         stats.textContent = `Fetching the benchmark files: ${m.done} of ${m.total}`;
+      } else if (m.phase === 'prepare' && m.unit === 'workers') {
+        stats.textContent = `Starting ${m.total} engine workers (one per core)…`;
       } else if (m.phase === 'evaluate') {
         state.run.done = m.done;
         state.run.total = m.total;
@@ -517,7 +519,8 @@ async function runBenchmark() {
     state.result = { report: value.report, timings: value.timings, encoder, load };
     const t = value.timings;
     setMessage(msg, `Done: ${nf0.format(t.sentences)} sentences in ${formatDuration(t.total_ms)}` +
-      (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s).` : '.'));
+      (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s` +
+        (t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
     renderResults();
   } catch (err) {
     if (err.code === ERR.CANCELLED) {

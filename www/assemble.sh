@@ -14,7 +14,7 @@ ROOT=$(cd "$WWW/.." && pwd)
 CHART="$ROOT/node_modules/chart.js"
 
 # The site's own files (static: no build step).
-FILES="index.html app.js worker.js protocol.js cache.js charts.js style.css favicon.svg bench.html bench.js"
+FILES="index.html app.js worker.js pool.js embed-worker.js protocol.js cache.js charts.js style.css favicon.svg bench.html bench.js"
 
 # Guards for the Content-Security-Policy (no 'unsafe-inline'): no inline scripts, no inline
 # event handlers, no style attributes; user text never goes through innerHTML.
@@ -25,7 +25,7 @@ fi
 if grep -niE '\sstyle=|\son[a-z]+=' "$WWW/index.html" >&2; then
   echo "assemble.sh: style= or on*= attribute in index.html (CSP forbids it)" >&2; fail=1
 fi
-for f in app.js worker.js protocol.js cache.js charts.js bench.js; do
+for f in app.js worker.js pool.js embed-worker.js protocol.js cache.js charts.js bench.js; do
   if grep -nE 'innerHTML|outerHTML|insertAdjacentHTML|document\.write|setAttribute\(.style|\beval\(|new Function' "$WWW/$f" >&2; then
     echo "assemble.sh: $f uses an API the CSP / XSS rules forbid" >&2; fail=1
   fi

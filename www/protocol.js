@@ -15,6 +15,10 @@
 //   similarity  cosine of two texts, by the model and by the syntax-blind baseline.
 //   embed       L2-normalised embeddings of a list of texts (row-major n × dim).
 //   evaluate    run the SR benchmark (split quick|full) with the loaded model; at most one at a time.
+//               With a CPU model the sentences are embedded by a pool of helper workers
+//               (pool.js + embed-worker.js: one wasm instance and model copy each, one per core),
+//               fed length-sorted chunks longest first via Evaluation.next_chunk and booked in
+//               with Evaluation.accept_embeddings; this worker only schedules, so it stays free.
 //   cancel      stop the benchmark started by request `target`.
 //
 // Worker → page (answers)
@@ -104,6 +108,8 @@ export const ERR = Object.freeze({
  * @property {'quick'|'full'} split
  * @property {'model'|'static'} encoder  "static" = the syntax-blind baseline
  * @property {string} baseUrl
+ * @property {number} [workers]  helper workers for the model (default 0: one per core, capped;
+ *                               1: no pool, embed in the engine worker, one thread)
  */
 /**
  * @typedef {object} CancelRequest
@@ -122,7 +128,7 @@ export const ERR = Object.freeze({
  * @property {'cache'|'download'|'verify'|'init'|'data'|'prepare'|'evaluate'} phase
  * @property {number} done
  * @property {number} total      0 when unknown
- * @property {'bytes'|'sentences'|'files'|'steps'} unit
+ * @property {'bytes'|'sentences'|'files'|'steps'|'workers'} unit   ('workers': the pool is starting)
  * @property {number} elapsed_ms time since this phase started
  */
 /**
@@ -175,7 +181,8 @@ export const ERR = Object.freeze({
  * @typedef {object} EvaluateResult
  * @property {object} report   the CLI's report schema (results, stsb_test, paper?, pairs)
  * @property {{data_ms: number, prepare_ms: number, embed_ms: number, finish_ms: number,
- *             total_ms: number, sentences: number, sentences_per_s: number}} timings
+ *             total_ms: number, sentences: number, workers: number, sentences_per_s: number}} timings
+ *   embed_ms is the wall time of the embedding phase; workers the number of threads that embedded.
  */
 
 /** Cache key for a model file: its URL plus its sha256, so a rebuilt model never hits a stale entry. */

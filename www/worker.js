@@ -4,6 +4,7 @@
 import init, { Model, Evaluation } from './pkg/sr_bench.js';
 import { ERR, SR_FILES, EVAL_CHUNK } from './protocol.js';
 import { loadModelBytes } from './cache.js';
+import { EmbedPool, POOL_CHUNK, compileWasm, defaultPoolSize } from './pool.js';
 
 /** @type {Promise<void>|null} */
 let wasmReady = null;
@@ -18,6 +19,13 @@ let loadAbort = null;
 let run = null;
 /** Benchmark data files already fetched (name → bytes). */
 const dataFiles = new Map();
+/** The compiled wasm module (shared with the pool's helpers). @type {WebAssembly.Module|null} */
+let wasmModule = null;
+/** The loaded model's file and manifest entry: the pool's helpers load their own copy. */
+let modelBytes = null;
+let modelEntry = null;
+/** The benchmark's pool of embedding helpers, for `modelEntry`. @type {{key: string, size: number, ready: Promise<EmbedPool>}|null} */
+let pool = null;
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -36,10 +44,15 @@ function messageOf(e) {
 
 function ensureWasm() {
   if (!wasmReady) {
-    wasmReady = init().catch((e) => {
-      wasmReady = null;
-      throw codedError(ERR.ENGINE, `The WebAssembly engine could not start: ${messageOf(e)}`);
-    });
+    wasmReady = compileWasm(new URL('./pkg/sr_bench_bg.wasm', import.meta.url))
+      .then((module) => {
+        wasmModule = module;
+        return init({ module_or_path: module });
+      })
+      .catch((e) => {
+        wasmReady = null;
+        throw codedError(ERR.ENGINE, `The WebAssembly engine could not start: ${messageOf(e)}`);
+      });
   }
   return wasmReady;
 }
@@ -122,6 +135,9 @@ async function onLoad(msg) {
   model = next;
   modelInfo = info;
   if (old) old.free();
+  modelBytes = got.bytes;
+  modelEntry = msg.model;
+  dropPool();
   if (loadAbort === abort) loadAbort = null;
   return {
     info,
@@ -170,6 +186,36 @@ async function fetchData(path, baseUrl) {
   return bytes;
 }
 
+function dropPool() {
+  if (pool) {
+    const old = pool;
+    pool = null;
+    old.ready.then((p) => p.terminate(), () => {});
+  }
+}
+
+/**
+ * The pool for the loaded model, started on first use and kept for later runs. `workers`:
+ * the requested size (0/undefined = one per core, capped; 1 = no pool: embed in this worker).
+ * Resolves to null when no pool is to be used.
+ */
+function getPool(workers, onStart) {
+  if (!model || !modelBytes || !wasmModule || model.backend !== 'cpu') return Promise.resolve(null);
+  const size = workers > 0 ? Math.min(workers, 16) : defaultPoolSize(modelEntry);
+  if (size < 2 || typeof Worker === 'undefined') return Promise.resolve(null);
+  const key = `${modelEntry.sha256}/${size}`;
+  if (!pool || pool.key !== key) {
+    dropPool();
+    onStart(size);
+    const ready = EmbedPool.start({
+      size, module: wasmModule, bytes: modelBytes, workerUrl: new URL('./embed-worker.js', import.meta.url),
+    });
+    pool = { key, size, ready };
+    ready.catch(() => { if (pool && pool.ready === ready) pool = null; });
+  }
+  return pool.ready;
+}
+
 async function onEvaluate(msg) {
   if (run) throw codedError(ERR.BUSY, 'A benchmark is already running: cancel it first.');
   const m = requireModel();
@@ -205,17 +251,48 @@ async function onEvaluate(msg) {
       throw codedError(ERR.DATA, messageOf(e));
     }
     const total = ev.prepare(m);
+    let engines = null;
+    if ((msg.encoder || 'model') === 'model') {
+      try {
+        engines = await getPool(Number(msg.workers) || 0, (size) => progress('prepare', 0, size, 'workers', 0));
+      } catch (e) {
+        // No pool (e.g. nested workers unavailable): embed here, one thread, as before.
+        post({ type: 'notice', id: msg.id, level: 'info', code: 'pool-unavailable', message: `Running on one thread: ${messageOf(e)}` });
+        engines = null;
+      }
+      checkCancel();
+    }
     const t2 = performance.now();
     progress('evaluate', 0, total, 'sentences', 0);
     let done = 0;
     let embedMs = 0;
-    while (!ev.is_done()) {
-      const s = performance.now();
-      done = ev.step(m, EVAL_CHUNK);
-      embedMs += performance.now() - s;
-      progress('evaluate', done, total, 'sentences', performance.now() - t2);
-      await yieldToEvents(); // lets cancel / similarity / load messages in
+    if (engines) {
+      // Helpers embed length-sorted chunks (longest first); this worker only books them in,
+      // so it stays free for similarity requests and cancel.
+      try {
+        await engines.drain(
+          () => ev.next_chunk(POOL_CHUNK),
+          (chunk, embeddings) => {
+            done = ev.accept_embeddings(chunk.start, chunk.texts.length, embeddings);
+            progress('evaluate', done, total, 'sentences', performance.now() - t2);
+          },
+          () => me.cancelled,
+        );
+      } catch (e) {
+        dropPool();
+        throw codedError(ERR.ENGINE, `An engine helper failed: ${messageOf(e)}`);
+      }
       checkCancel();
+      embedMs = performance.now() - t2;
+    } else {
+      while (!ev.is_done()) {
+        const s = performance.now();
+        done = ev.step(m, EVAL_CHUNK);
+        embedMs += performance.now() - s;
+        progress('evaluate', done, total, 'sentences', performance.now() - t2);
+        await yieldToEvents(); // lets cancel / similarity / load messages in
+        checkCancel();
+      }
     }
     const t3 = performance.now();
     const report = toPlain(ev.finish(info.name, info.dtype));
@@ -229,6 +306,7 @@ async function onEvaluate(msg) {
         finish_ms: t4 - t3,
         total_ms: t4 - t0,
         sentences: total,
+        workers: engines ? engines.size : 1,
         sentences_per_s: embedMs > 0 ? total / (embedMs / 1000) : null,
       },
     };

@@ -57,7 +57,7 @@ enum Command {
         /// The .gguf model file.
         #[arg(long)]
         model: PathBuf,
-        /// Backend: cpu.
+        /// Backend: cpu, gpu (WebGPU) or auto (the GPU when an adapter exists).
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
         /// `static`: the syntax-blind baseline (mean of static token embeddings) instead of the model.
@@ -135,6 +135,10 @@ enum Command {
         sentences: usize,
         #[arg(long, default_value_t = crate::model::DEFAULT_BATCH_SIZE)]
         batch_size: usize,
+        /// Backend: cpu, gpu (WebGPU via wgpu; on a software adapter such as llvmpipe the
+        /// figure is CPU emulation) or auto.
+        #[arg(long, default_value = "cpu")]
+        backend: BackendKind,
     },
 }
 
@@ -274,7 +278,8 @@ fn run(cli: Cli) -> Result<()> {
             data,
             sentences,
             batch_size,
-        } => bench(&models, &data, sentences, batch_size)?,
+            backend,
+        } => bench(&models, &data, sentences, batch_size, backend)?,
     }
     Ok(())
 }
@@ -332,14 +337,21 @@ fn parse_data_file<T>(
 }
 
 /// Prints load time and embedding throughput for each model file on the same sentences.
-fn bench(models: &[PathBuf], data: &Path, count: usize, batch_size: usize) -> Result<()> {
+fn bench(
+    models: &[PathBuf],
+    data: &Path,
+    count: usize,
+    batch_size: usize,
+    backend: BackendKind,
+) -> Result<()> {
     let texts = crate::eval::sentence_sample(&sr_files(data)?, count);
     if texts.is_empty() {
         bail!("no SR sentences found under {}", data.display());
     }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     println!(
-        "native CPU benchmark: {} SR sentences, batch size {batch_size}",
+        "native {} benchmark: {} SR sentences, batch size {batch_size}",
+        format!("{backend:?}").to_uppercase(),
         refs.len()
     );
     println!(
@@ -348,7 +360,7 @@ fn bench(models: &[PathBuf], data: &Path, count: usize, batch_size: usize) -> Re
     );
     for path in models {
         let start = Instant::now();
-        let mut embedder = load_model(path, BackendKind::Cpu)?;
+        let mut embedder = load_model(path, backend)?;
         let load_ms = start.elapsed().as_secs_f64() * 1e3;
         embedder.set_batch_size(batch_size);
         let start = Instant::now();

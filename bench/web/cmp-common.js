@@ -1,0 +1,116 @@
+// Shared by the comparison pages (bench/compare-transformersjs.sh): the workload, in the same
+// order for both systems, and the scoring through our wasm Evaluation (one code path for metrics).
+import init, { Model, Evaluation, sentence_sample } from './pkg/sr_bench.js';
+import { compileWasm } from './pool.js';
+
+export const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
+export const MODEL_FILE = 'models/all-MiniLM-L6-v2.q8_0.gguf';
+export const CHUNK = 64;
+export const params = new URLSearchParams(location.search);
+
+const status = document.getElementById('status');
+const out = document.getElementById('results');
+export const say = (text) => { status.textContent = text; };
+
+export async function bytes(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+let wasmModule = null;
+export async function ourWasm() {
+  if (!wasmModule) {
+    wasmModule = await compileWasm(new URL('./pkg/sr_bench_bg.wasm', import.meta.url));
+    await init({ module_or_path: wasmModule });
+  }
+  return wasmModule;
+}
+
+/**
+ * The workload: `sample` (2,000 SR sentences as `sr-bench bench` picks them, sorted by token
+ * count, in chunks of CHUNK) and `full` (every unique SR sentence, as Evaluation.next_chunk
+ * hands them out: length-sorted, longest first), plus `score(embeddingsPerChunk)`.
+ * `modelBytes`: our q8_0 file (for the token counts that sort the sentences).
+ */
+export async function workload(modelBytes, sampleSize = 2000) {
+  await ourWasm();
+  // One at a time: parallel requests can stall `sr-bench serve` (tiny_http, one response thread).
+  const csvs = [];
+  for (const f of SR_FILES) csvs.push(await bytes(`data/sr/${f}.csv`));
+  const model = Model.load(modelBytes);
+  const sampleTexts = sentence_sample(csvs, sampleSize)
+    .map((t) => [model.token_count(t), t])
+    .sort((a, b) => a[0] - b[0])
+    .map(([, t]) => t);
+  const sample = [];
+  for (let i = 0; i < sampleTexts.length; i += CHUNK) sample.push({ start: i, texts: sampleTexts.slice(i, i + CHUNK) });
+  const ev = new Evaluation('full', 'model');
+  SR_FILES.forEach((f, i) => ev.add_sr_file(f, csvs[i]));
+  const total = ev.prepare(model);
+  const full = [];
+  for (;;) {
+    const c = ev.next_chunk(CHUNK);
+    if (c.texts.length === 0) break;
+    full.push({ start: c.start, texts: c.texts });
+  }
+  let tokens = 0;
+  let padded = 0;
+  for (const c of full) {
+    const counts = c.texts.map((t) => model.token_count(t));
+    c.counts = counts;
+    tokens += counts.reduce((a, b) => a + b, 0);
+    for (let i = 0; i < counts.length; i += 32) {
+      const b = counts.slice(i, i + 32);
+      padded += Math.max(...b) * b.length;
+    }
+  }
+  model.free();
+  /** Scores the full run: `embeddings[k]` = the vectors of `full[k]` (row-major). */
+  const score = (embeddings, name, dtype) => {
+    full.forEach((c, k) => ev.accept_embeddings(c.start, c.texts.length, embeddings[k]));
+    const report = ev.finish(name, dtype);
+    ev.free();
+    return toPlain(report);
+  };
+  return { sample, full, total, tokens, padded, score };
+}
+
+/** A seeded shuffle (mulberry32), the same on every run. */
+export function shuffled(items, seed = 42) {
+  let a = seed >>> 0;
+  const rand = () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = items.slice();
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+export function toPlain(v) {
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [k, toPlain(x)]));
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPlain(x)]));
+  }
+  return v;
+}
+
+export function finish(result) {
+  if (result.report) delete result.report.pairs;
+  out.dataset.json = JSON.stringify({ userAgent: navigator.userAgent, cores: navigator.hardwareConcurrency, isolated: self.crossOriginIsolated, ...result });
+  out.textContent = JSON.stringify(result, null, 1).slice(0, 4000);
+  say('done');
+}
+
+export function fail(e) {
+  say(`failed: ${e && e.message ? e.message : e}`);
+  out.dataset.error = String((e && e.stack) || e);
+}

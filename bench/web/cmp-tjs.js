@@ -1,0 +1,85 @@
+// transformers.js (onnxruntime-web, int8, WASM SIMD + threads) on the comparison workload.
+// Everything is local: no request leaves this origin.
+import { workload, bytes, params, say, finish, fail, shuffled, MODEL_FILE } from './cmp-common.js';
+
+const BATCH = 32;
+
+async function run(extractor, chunks) {
+  const embeddings = new Array(chunks.length);
+  let n = 0;
+  const t0 = performance.now();
+  for (let k = 0; k < chunks.length; k++) {
+    const texts = chunks[k].texts;
+    const parts = [];
+    for (let i = 0; i < texts.length; i += BATCH) {
+      const t = await extractor(texts.slice(i, i + BATCH), { pooling: 'mean', normalize: true });
+      parts.push(t.data);
+    }
+    const flat = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
+    let o = 0;
+    for (const p of parts) { flat.set(p, o); o += p.length; }
+    embeddings[k] = flat;
+    n += texts.length;
+    if (k % 20 === 0) say(`${n} sentences…`);
+  }
+  const s = (performance.now() - t0) / 1000;
+  return { embeddings, seconds: s, sentences: n, sentences_per_s: n / s };
+}
+
+/**
+ * The full set in a seeded random order (as a caller who does not sort by length would feed
+ * it), batches of 32 each padded to its longest; embeddings are put back in chunk order.
+ */
+async function runShuffled(extractor, chunks) {
+  const items = shuffled(chunks.flatMap((c, k) => c.texts.map((text, i) => ({ k, i, text, n: c.counts[i] }))));
+  const embeddings = chunks.map(() => null);
+  let padded = 0;
+  const t0 = performance.now();
+  for (let b = 0; b < items.length; b += BATCH) {
+    const batch = items.slice(b, b + BATCH);
+    padded += Math.max(...batch.map((x) => x.n)) * batch.length;
+    const t = await extractor(batch.map((x) => x.text), { pooling: 'mean', normalize: true });
+    const dim = t.dims[1];
+    batch.forEach((x, j) => {
+      if (!embeddings[x.k]) embeddings[x.k] = new Float32Array(chunks[x.k].texts.length * dim);
+      embeddings[x.k].set(t.data.subarray(j * dim, (j + 1) * dim), x.i * dim);
+    });
+    if ((b / BATCH) % 40 === 0) say(`shuffled: ${b} sentences…`);
+  }
+  const s = (performance.now() - t0) / 1000;
+  return { embeddings, seconds: s, sentences: items.length, sentences_per_s: items.length / s, padded_tokens: padded };
+}
+
+async function main() {
+  const t0 = performance.now();
+  say('cold load…');
+  const { pipeline, env } = await import('./tjs/transformers.min.js');
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = new URL('./tjs-models/', location.href).href;
+  env.useBrowserCache = false;
+  const threads = Number(params.get('threads')) || navigator.hardwareConcurrency || 1;
+  env.backends.onnx.wasm.numThreads = threads;
+  env.backends.onnx.wasm.wasmPaths = new URL('./tjs/', location.href).href;
+  const extractor = await pipeline('feature-extraction', 'all-MiniLM-L6-v2', { dtype: 'q8', device: 'wasm' });
+  await extractor(['warm up'], { pooling: 'mean', normalize: true });
+  const loadMs = performance.now() - t0;
+  say('preparing the workload…');
+  const w = await workload(await bytes(MODEL_FILE));
+  const sample = await run(extractor, w.sample);
+  let full = null;
+  let report = null;
+  if (params.get('full') !== '0') {
+    full = await run(extractor, w.full);
+    report = w.score(full.embeddings, 'all-MiniLM-L6-v2', 'onnx-int8 (transformers.js)');
+  }
+  let fullShuffled = null;
+  if (params.get('full') !== '0' && params.get('shuffled') !== '0') {
+    const r = await runShuffled(extractor, w.full);
+    fullShuffled = { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s, padded_tokens: r.padded_tokens };
+  }
+  const strip = (r) => r && { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s };
+  finish({ system: 'transformers.js', threads, load_ms: loadMs, total: w.total, sample: strip(sample), full: strip(full), full_shuffled: fullShuffled, report });
+}
+
+main().catch(fail);

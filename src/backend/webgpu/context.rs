@@ -1,0 +1,180 @@
+//! Adapter and device acquisition, what the adapter says about itself, and the device's
+//! failure state (uncaptured errors and device loss are recorded, never panicked on).
+
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
+
+use super::kernels::Kernels;
+
+/// Options for opening the GPU.
+#[derive(Debug, Clone, Default)]
+pub struct GpuOptions {
+    /// Behave as if no adapter existed, with this reason (tests of the CPU fallback;
+    /// natively also set by the environment variable `SR_BENCH_NO_GPU`).
+    pub disable: Option<String>,
+}
+
+impl GpuOptions {
+    /// Natively: `SR_BENCH_NO_GPU=<anything>` disables the GPU. In the browser: defaults.
+    pub fn from_env() -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        if std::env::var_os("SR_BENCH_NO_GPU").is_some() {
+            return Self {
+                disable: Some("no WebGPU adapter: disabled by SR_BENCH_NO_GPU".into()),
+            };
+        }
+        Self::default()
+    }
+}
+
+/// The adapter in words, for users.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct AdapterSummary {
+    /// e.g. "llvmpipe (LLVM 15.0.6, 256 bits)", "SwiftShader Device (Subzero)".
+    pub name: String,
+    /// "vulkan", "metal", "dx12", "browser_webgpu", …
+    pub backend: String,
+    /// "discrete_gpu", "integrated_gpu", "cpu", "virtual_gpu", "other".
+    pub device_type: String,
+    pub driver: String,
+    /// A software rasteriser (device type CPU, or the browser's `isFallbackAdapter`): the
+    /// "GPU" runs on the CPU, so its speed says nothing about a real GPU.
+    pub software: bool,
+}
+
+impl AdapterSummary {
+    fn new(info: &wgpu::AdapterInfo) -> Self {
+        let device_type = match info.device_type {
+            wgpu::DeviceType::DiscreteGpu => "discrete_gpu",
+            wgpu::DeviceType::IntegratedGpu => "integrated_gpu",
+            wgpu::DeviceType::VirtualGpu => "virtual_gpu",
+            wgpu::DeviceType::Cpu => "cpu",
+            wgpu::DeviceType::Other => "other",
+        };
+        // Browsers may withhold the description (Chromium does for SwiftShader).
+        let name = if info.name.is_empty() {
+            "unnamed adapter (the browser gives no description)".to_string()
+        } else {
+            info.name.clone()
+        };
+        Self {
+            name,
+            backend: info.backend.to_str().to_string(),
+            device_type: device_type.into(),
+            driver: info.driver.clone(),
+            software: info.device_type == wgpu::DeviceType::Cpu,
+        }
+    }
+
+    /// One line for users: name, backend, and a CPU-emulation warning for software adapters.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} ({}, {})", self.name, self.backend, self.device_type);
+        if self.software {
+            s.push_str(
+                ": a software fallback adapter — the GPU kernels run on the CPU (CPU emulation)",
+            );
+        }
+        s
+    }
+}
+
+/// An open WebGPU device with the compiled kernels.
+pub struct GpuContext {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) kernels: Kernels,
+    pub(crate) limits: wgpu::Limits,
+    pub adapter: AdapterSummary,
+    failure: Arc<Mutex<Option<String>>>,
+}
+
+impl GpuContext {
+    /// Requests an adapter (high performance) and a device, compiles the kernels. Errors say
+    /// why there is no GPU (WebGPU missing, no adapter, device request refused).
+    pub async fn new(options: &GpuOptions) -> Result<Self> {
+        if let Some(reason) = &options.disable {
+            bail!("{reason}");
+        }
+        #[cfg(target_arch = "wasm32")]
+        if !wgpu::util::is_browser_webgpu_supported().await {
+            bail!(
+                "WebGPU is not available in this browser (navigator.gpu is missing or gives no \
+                 adapter; headless Chromium needs --enable-unsafe-webgpu)"
+            );
+        }
+        // Vulkan, Metal, DX12 or the browser's WebGPU (not GL: compute needs the first-class
+        // backends); WGPU_BACKEND and the other wgpu variables still override.
+        let descriptor = wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::PRIMARY,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        };
+        let instance = wgpu::Instance::new(descriptor.with_env());
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| anyhow!("no WebGPU adapter: {e}"))?;
+        let info = adapter.get_info();
+        let available = adapter.limits();
+        // The WebGPU defaults, with the largest buffers the adapter allows (the FFN
+        // activations of a 32-sentence batch of 256 tokens take 50 MB).
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
+            max_buffer_size: available.max_buffer_size,
+            ..wgpu::Limits::default()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("sr-bench"),
+                required_features: wgpu::Features::empty(),
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| anyhow!("the WebGPU device request failed: {e}"))?;
+        let failure = Arc::new(Mutex::new(None::<String>));
+        let on_error = failure.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            on_error
+                .lock()
+                .unwrap()
+                .get_or_insert_with(|| format!("GPU error: {e}"));
+        }));
+        let on_lost = failure.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            on_lost
+                .lock()
+                .unwrap()
+                .get_or_insert_with(|| format!("the GPU device was lost ({reason:?}): {message}"));
+        });
+        let kernels = Kernels::new(&device);
+        Ok(Self {
+            device,
+            queue,
+            kernels,
+            limits,
+            adapter: AdapterSummary::new(&info),
+            failure,
+        })
+    }
+
+    /// Fails once the device is lost or reported an error outside an error scope.
+    pub fn check(&self) -> Result<()> {
+        match self.failure.lock().unwrap().as_ref() {
+            Some(f) => bail!("{f}"),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the device as lost, as the device-lost callback does (tests of the fallback).
+    pub fn simulate_device_lost(&self) {
+        self.failure
+            .lock()
+            .unwrap()
+            .get_or_insert_with(|| "the GPU device was lost (simulated)".into());
+    }
+}

@@ -1,0 +1,109 @@
+// Masked multi-head self-attention for one (query, head, batch row) per workgroup:
+// ctx[b, i, h·d..] = softmax_j(q_i·k_j / √d, masked keys excluded) · v_j.
+// q, k, v come packed per token as [q (hidden) | k (hidden) | v (hidden)] (the fused QKV matmul).
+
+struct Params {
+    batch: u32,
+    seq: u32,
+    heads: u32,
+    head_dim: u32,
+    hidden: u32,
+    scale: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> qkv: array<f32>;
+@group(0) @binding(2) var<storage, read> mask: array<u32>;
+@group(0) @binding(3) var<storage, read_write> ctx: array<f32>;
+
+const WG: u32 = 64u;
+const MAX_SEQ: u32 = 512u;
+const MAX_HEAD_DIM: u32 = 64u;
+
+var<workgroup> scores: array<f32, MAX_SEQ>;
+var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
+var<workgroup> red: array<f32, WG>;
+
+fn reduce(lid: u32, v: f32, is_max: bool) -> f32 {
+    red[lid] = v;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            if (is_max) {
+                red[lid] = max(red[lid], red[lid + s]);
+            } else {
+                red[lid] += red[lid + s];
+            }
+        }
+        workgroupBarrier();
+    }
+    let total = red[0];
+    workgroupBarrier();
+    return total;
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = wg.x;
+    let h = wg.y;
+    let b = wg.z;
+    let stride = 3u * p.hidden;
+    let row_q = (b * p.seq + i) * stride + h * p.head_dim;
+    if (lid < p.head_dim) {
+        qs[lid] = qkv[row_q + lid];
+    }
+    workgroupBarrier();
+
+    var local_max = -3.0e38;
+    for (var j = lid; j < p.seq; j += WG) {
+        var s = -3.0e38;
+        if (mask[b * p.seq + j] != 0u) {
+            let row_k = (b * p.seq + j) * stride + p.hidden + h * p.head_dim;
+            var qk = 0.0;
+            for (var d = 0u; d < p.head_dim; d++) {
+                qk = fma(qs[d], qkv[row_k + d], qk);
+            }
+            s = qk * p.scale;
+        }
+        scores[j] = s;
+        local_max = max(local_max, s);
+    }
+    let m = reduce(lid, local_max, true);
+
+    var local_sum = 0.0;
+    for (var j = lid; j < p.seq; j += WG) {
+        var e = 0.0;
+        if (mask[b * p.seq + j] != 0u) {
+            e = exp(scores[j] - m);
+        }
+        scores[j] = e;
+        local_sum += e;
+    }
+    let total = reduce(lid, local_sum, false);
+
+    // head_dim divides WG: `parts` threads share one output component, each over every
+    // parts-th key, then their partial sums are added.
+    let parts = WG / p.head_dim;
+    let d = lid % p.head_dim;
+    let part = lid / p.head_dim;
+    var acc = 0.0;
+    for (var j = part; j < p.seq; j += parts) {
+        let row_v = (b * p.seq + j) * stride + 2u * p.hidden + h * p.head_dim;
+        acc = fma(scores[j], qkv[row_v + d], acc);
+    }
+    red[lid] = acc;
+    workgroupBarrier();
+    if (part == 0u) {
+        var sum = 0.0;
+        for (var q = 0u; q < parts; q++) {
+            sum += red[d + q * p.head_dim];
+        }
+        var res = 0.0;
+        if (total > 0.0) {
+            res = sum / total;
+        }
+        ctx[(b * p.seq + i) * p.hidden + h * p.head_dim + d] = res;
+    }
+}

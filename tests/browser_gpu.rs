@@ -1,0 +1,131 @@
+//! The WebGPU backend in headless Chromium (`--enable-unsafe-webgpu` in webdriver.json gives
+//! SwiftShader, a software adapter): encoder parity with the CPU backend and a GPU-driven
+//! evaluation chunk. Kernel-level tests run natively on lavapipe (tests/webgpu_kernels.rs).
+#![cfg(target_arch = "wasm32")]
+
+use serde::Deserialize;
+use sr_bench::model::cosine;
+use sr_bench::wasm::{Evaluation, Model};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const MODEL_URL: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
+
+async fn fetch(url: &str) -> Vec<u8> {
+    let window = web_sys::window().expect("a window");
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .expect("fetch")
+        .dyn_into()
+        .unwrap();
+    assert!(
+        response.ok(),
+        "GET {url} → {}: run ./build.sh build first",
+        response.status()
+    );
+    let buffer = JsFuture::from(response.array_buffer().unwrap())
+        .await
+        .unwrap();
+    js_sys::Uint8Array::new(&buffer).to_vec()
+}
+
+#[derive(Deserialize)]
+struct Fixture {
+    items: Vec<Item>,
+}
+#[derive(Deserialize)]
+struct Item {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Status {
+    active: String,
+    software_adapter: bool,
+}
+
+async fn gpu_model() -> Model {
+    let model = Model::load_with_backend(fetch(MODEL_URL).await, "gpu".into())
+        .await
+        .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
+    let status: Status = serde_wasm_bindgen::from_value(model.backend_status().unwrap()).unwrap();
+    assert_eq!(status.active, "gpu");
+    assert!(
+        status.software_adapter,
+        "headless Chromium's adapter is SwiftShader: it must be reported as software"
+    );
+    model
+}
+
+fn rows(flat: &[f32], dim: usize) -> Vec<&[f32]> {
+    flat.chunks(dim).collect()
+}
+
+#[wasm_bindgen_test]
+async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
+    let gpu = gpu_model().await;
+    let cpu = Model::load(fetch(MODEL_URL).await).unwrap();
+    let fixture: Fixture =
+        serde_json::from_slice(&fetch("/tests/fixtures/all-MiniLM-L6-v2.json").await).unwrap();
+    // SwiftShader runs at ~0.4 sentences/s on 256-token texts: the long-text case is covered on
+    // lavapipe natively; here every text up to 64 tokens.
+    let texts: Vec<String> = fixture
+        .items
+        .iter()
+        .map(|i| i.text.clone())
+        .filter(|t| cpu.token_count(t) <= 64)
+        .collect();
+    assert!(texts.len() >= 70, "{} texts", texts.len());
+    let on_gpu = gpu.embed_async(texts.clone()).await.unwrap().to_vec();
+    let on_cpu = cpu.embed(texts.clone()).unwrap().to_vec();
+    let min = rows(&on_gpu, gpu.dim())
+        .iter()
+        .zip(rows(&on_cpu, cpu.dim()))
+        .map(|(g, c)| cosine(g, c))
+        .fold(f32::INFINITY, f32::min);
+    web_sys::console::log_1(
+        &format!(
+            "WebGPU (SwiftShader) vs CPU, {} texts: min cosine {min:.7}",
+            texts.len()
+        )
+        .into(),
+    );
+    assert!(min >= 0.9995, "GPU vs CPU min cosine {min}");
+}
+
+#[wasm_bindgen_test]
+async fn an_evaluation_chunk_embedded_on_the_gpu_is_accepted_like_a_cpu_one() {
+    let gpu = gpu_model().await;
+    let cpu = Model::load(fetch(MODEL_URL).await).unwrap();
+    let mut eval = Evaluation::new("quick", "model").unwrap();
+    for name in ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"] {
+        eval.add_sr_file(name, &fetch(&format!("/data/sr/{name}.csv")).await)
+            .unwrap();
+    }
+    eval.prepare(&cpu).unwrap();
+    #[derive(Deserialize)]
+    struct Chunk {
+        start: usize,
+        texts: Vec<String>,
+    }
+    let chunk: Chunk = serde_wasm_bindgen::from_value(eval.next_chunk(32).unwrap()).unwrap();
+    assert_eq!(chunk.texts.len(), 32);
+    let on_gpu = gpu.embed_async(chunk.texts.clone()).await.unwrap().to_vec();
+    let on_cpu = cpu.embed(chunk.texts.clone()).unwrap().to_vec();
+    let min = rows(&on_gpu, gpu.dim())
+        .iter()
+        .zip(rows(&on_cpu, cpu.dim()))
+        .map(|(g, c)| cosine(g, c))
+        .fold(f32::INFINITY, f32::min);
+    assert!(
+        min >= 0.9995,
+        "GPU vs CPU on an evaluation chunk: min cosine {min}"
+    );
+    let done = eval
+        .accept_embeddings(chunk.start, chunk.texts.len(), &on_gpu)
+        .unwrap();
+    assert_eq!(done, 32);
+}

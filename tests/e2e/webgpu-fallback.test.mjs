@@ -1,0 +1,48 @@
+// Without --enable-unsafe-webgpu, headless Chromium has no WebGPU adapter: the `auto` backend
+// must select the CPU, say why, and still embed; `gpu` must fail with a plain message.
+//
+//   SR_BENCH_URL=http://127.0.0.1:PORT/ node --test tests/e2e/
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.SR_BENCH_URL;
+
+test('auto backend falls back to the CPU, with a reason, when WebGPU is unavailable', { skip: BASE ? false : 'SR_BENCH_URL is not set' }, async () => {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    // Deliberately no --enable-unsafe-webgpu.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.goto(new URL('bench.html?sentences=0', BASE).href);
+    const result = await page.evaluate(async () => {
+      const wasm = await import('./pkg/sr_bench.js');
+      await wasm.default();
+      const manifest = await (await fetch('models/manifest.json')).json();
+      const entry = manifest.models.find((m) => m.default);
+      const bytes = new Uint8Array(await (await fetch(`models/${entry.file}`).then((r) => r.arrayBuffer())));
+      const model = await wasm.Model.load_with_backend(bytes, 'auto');
+      const status = model.backend_status();
+      const score = await model.similarity_async('Rain causes floods.', 'Floods cause rain.');
+      let gpuError = null;
+      try {
+        await wasm.Model.load_with_backend(bytes, 'gpu');
+      } catch (e) {
+        gpuError = String(e.message || e);
+      }
+      return { hasGpu: 'gpu' in navigator && !!(await navigator.gpu?.requestAdapter()), status, score, gpuError };
+    });
+    assert.equal(result.hasGpu, false, 'this browser must have no WebGPU adapter for the test to mean anything');
+    assert.equal(result.status.requested, 'auto');
+    assert.equal(result.status.active, 'cpu');
+    assert.match(result.status.fallback_reason, /WebGPU is not available/);
+    assert.ok(result.score > 0 && result.score <= 1, `the CPU still embeds: ${result.score}`);
+    assert.match(result.gpuError ?? '', /WebGPU is not available/);
+  } finally {
+    await browser.close();
+  }
+});

@@ -1,0 +1,505 @@
+//! The WebGPU backend natively (lavapipe on machines without a GPU: `mesa-vulkan-drivers`,
+//! installed by build.sh): every kernel against a CPU reference on random inputs, sizes that
+//! are not multiples of the workgroup sizes included; the whole encoder against the CPU
+//! backend on the 82 reference texts; the CPU fallback. No adapter is a FAILURE, not a skip.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use candle_core::{Device, Tensor};
+use sr_bench::backend::webgpu::{self, GpuContext, GpuOptions};
+use sr_bench::backend::{load_embedder, BackendKind};
+use sr_bench::model::cosine;
+
+const MODEL: &str = "all-MiniLM-L6-v2";
+
+fn gpu() -> GpuContext {
+    match pollster::block_on(GpuContext::new(&GpuOptions::default())) {
+        Ok(ctx) => ctx,
+        Err(e) => panic!(
+            "no WebGPU adapter for the GPU tests ({e:#}). Without a GPU, install lavapipe \
+             (`apt-get install -y mesa-vulkan-drivers`, which ./build.sh does) — these tests \
+             must not be skipped"
+        ),
+    }
+}
+
+/// Deterministic uniform values in [-scale, scale) (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+    fn vec(&mut self, n: usize, scale: f32) -> Vec<f32> {
+        (0..n).map(|_| self.next() * scale).collect()
+    }
+}
+
+fn erf64(x: &[f64]) -> Vec<f64> {
+    Tensor::new(x, &Device::Cpu)
+        .unwrap()
+        .erf()
+        .unwrap()
+        .to_vec1()
+        .unwrap()
+}
+
+fn gelu64(x: &[f32]) -> Vec<f64> {
+    let z: Vec<f64> = x.iter().map(|&v| v as f64 / 2f64.sqrt()).collect();
+    x.iter()
+        .zip(erf64(&z))
+        .map(|(&v, e)| 0.5 * v as f64 * (1.0 + e))
+        .collect()
+}
+
+/// max |a − b| / (1 + |b|): absolute for small values, relative for large ones.
+fn max_err(got: &[f32], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len(), "length");
+    got.iter()
+        .zip(want)
+        .map(|(&g, &w)| {
+            assert!(g.is_finite(), "non-finite GPU output");
+            (g as f64 - w).abs() / (1.0 + w.abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn an_adapter_is_found_and_described() {
+    let ctx = gpu();
+    println!("adapter: {}", ctx.adapter.describe());
+    assert!(!ctx.adapter.name.is_empty());
+}
+
+fn matmul_reference(
+    x: &[f32],
+    w: &[f32],
+    b: &[f32],
+    r: Option<&[f32]>,
+    (m, n, k): (usize, usize, usize),
+    gelu: bool,
+) -> Vec<f64> {
+    let mut y = vec![0f64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = b[j] as f64;
+            for l in 0..k {
+                s += x[i * k + l] as f64 * w[j * k + l] as f64;
+            }
+            y[i * n + j] = s;
+        }
+    }
+    if gelu {
+        let as32: Vec<f32> = y.iter().map(|&v| v as f32).collect();
+        y = gelu64(&as32);
+    }
+    if let Some(r) = r {
+        y.iter_mut().zip(r).for_each(|(v, &r)| *v += r as f64);
+    }
+    y
+}
+
+#[test]
+fn matmul_with_bias_gelu_and_residual_matches_the_cpu() {
+    let ctx = gpu();
+    let mut rng = Rng(1);
+    // Edge cases: single element, sizes below / across / not multiples of the 64×64×16 tile,
+    // and the encoder's real shapes.
+    let shapes = [
+        (1, 1, 1),
+        (3, 5, 7),
+        (37, 70, 45),
+        (65, 129, 17),
+        (130, 200, 384),
+        (77, 384, 1536),
+        (64, 1152, 384),
+    ];
+    for &(m, n, k) in &shapes {
+        for (gelu, residual) in [(false, false), (true, false), (false, true)] {
+            let x = rng.vec(m * k, 1.0);
+            let w = rng.vec(n * k, 0.1);
+            let b = rng.vec(n, 0.5);
+            let r = rng.vec(m * n, 1.0);
+            let r = residual.then_some(r.as_slice());
+            let got = pollster::block_on(ctx.run_matmul(&x, &w, &b, r, (m, n, k), gelu)).unwrap();
+            let want = matmul_reference(&x, &w, &b, r, (m, n, k), gelu);
+            let err = max_err(&got, &want);
+            println!("matmul {m}×{n}×{k} gelu={gelu} residual={residual}: max error {err:.2e}");
+            assert!(err < 1e-5, "matmul {m}×{n}×{k}: error {err}");
+        }
+    }
+}
+
+#[test]
+fn gelu_error_is_measured_on_a_dense_grid() {
+    let ctx = gpu();
+    // [-10, 10] in steps of 1/1024, plus the extremes where erf saturates.
+    let mut x: Vec<f32> = (-10240..=10240).map(|i| i as f32 / 1024.0).collect();
+    x.extend([-30.0, -12.0, 12.0, 30.0, 1e-6, -1e-6]);
+    let got = pollster::block_on(ctx.run_gelu(&x)).unwrap();
+    let want = gelu64(&x);
+    let abs = got
+        .iter()
+        .zip(&want)
+        .map(|(&g, &w)| (g as f64 - w).abs())
+        .fold(0.0, f64::max);
+    // Relative error where the value is not negligible (|gelu| ≥ 1e-6).
+    let rel = got
+        .iter()
+        .zip(&want)
+        .filter(|(_, w)| w.abs() >= 1e-6)
+        .map(|(&g, &w)| ((g as f64 - w) / w).abs())
+        .fold(0.0, f64::max);
+    // The CPU backend's own f32 GELU (candle's gelu_erf), for comparison.
+    let cpu: Vec<f32> = Tensor::new(x.as_slice(), &Device::Cpu)
+        .unwrap()
+        .gelu_erf()
+        .unwrap()
+        .to_vec1()
+        .unwrap();
+    let cpu_abs = cpu
+        .iter()
+        .zip(&want)
+        .map(|(&g, &w)| (g as f64 - w).abs())
+        .fold(0.0, f64::max);
+    println!(
+        "GELU (WGSL erfcc) on {} points in [-30, 30]: max abs error {abs:.2e}, max rel error \
+         {rel:.2e} (|gelu| ≥ 1e-6); candle's f32 gelu_erf: max abs error {cpu_abs:.2e}",
+        x.len()
+    );
+    assert!(abs < 2e-6, "GELU abs error {abs}");
+    assert!(rel < 1e-5, "GELU rel error {rel}");
+}
+
+#[test]
+fn layer_norm_matches_the_cpu() {
+    let ctx = gpu();
+    let mut rng = Rng(2);
+    for &(rows, cols) in &[(1, 1), (3, 100), (37, 384), (5, 1000)] {
+        let x: Vec<f32> = rng.vec(rows * cols, 3.0).iter().map(|v| v + 1.5).collect();
+        let g = rng.vec(cols, 1.0);
+        let b = rng.vec(cols, 1.0);
+        let eps = 1e-12;
+        let got = pollster::block_on(ctx.run_layer_norm(&x, &g, &b, (rows, cols), eps)).unwrap();
+        let mut want = vec![0f64; rows * cols];
+        for r in 0..rows {
+            let row = &x[r * cols..(r + 1) * cols];
+            let mean = row.iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
+            let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
+            for c in 0..cols {
+                want[r * cols + c] =
+                    (row[c] as f64 - mean) / (var + eps as f64).sqrt() * g[c] as f64 + b[c] as f64;
+            }
+        }
+        if cols == 1 {
+            // A single column normalises to beta (x − mean = 0).
+            assert!(got.iter().zip(&b).all(|(g, b)| (g - b).abs() < 1e-6));
+            continue;
+        }
+        let err = max_err(&got, &want);
+        println!("layer norm {rows}×{cols}: max error {err:.2e}");
+        assert!(err < 1e-5, "layer norm {rows}×{cols}: error {err}");
+    }
+}
+
+fn lengths_to_mask(lengths: &[usize], seq: usize) -> Vec<u32> {
+    lengths
+        .iter()
+        .flat_map(|&l| (0..seq).map(move |t| u32::from(t < l)))
+        .collect()
+}
+
+#[test]
+fn masked_attention_matches_the_cpu() {
+    let ctx = gpu();
+    let mut rng = Rng(3);
+    // (sentence lengths, seq, heads, head_dim): padding, one-token rows, seq above the
+    // 64-thread workgroup, head sizes 32 (MiniLM) and 64.
+    let cases: [(&[usize], usize, usize, usize); 4] = [
+        (&[1], 1, 1, 32),
+        (&[13, 5, 1], 13, 12, 32),
+        (&[100, 67, 3], 100, 2, 64),
+        (&[256, 200], 256, 12, 32),
+    ];
+    for (lengths, seq, heads, hd) in cases {
+        let batch = lengths.len();
+        let hidden = heads * hd;
+        let qkv = rng.vec(batch * seq * 3 * hidden, 2.0);
+        let mask = lengths_to_mask(lengths, seq);
+        let got =
+            pollster::block_on(ctx.run_attention(&qkv, &mask, (batch, seq, heads, hd))).unwrap();
+        let mut want = vec![0f64; batch * seq * hidden];
+        let at = |b: usize, t: usize, part: usize, h: usize, d: usize| {
+            qkv[(b * seq + t) * 3 * hidden + part * hidden + h * hd + d] as f64
+        };
+        for b in 0..batch {
+            for h in 0..heads {
+                for i in 0..seq {
+                    let scores: Vec<f64> = (0..seq)
+                        .map(|j| {
+                            if mask[b * seq + j] == 0 {
+                                f64::NEG_INFINITY
+                            } else {
+                                (0..hd)
+                                    .map(|d| at(b, i, 0, h, d) * at(b, j, 1, h, d))
+                                    .sum::<f64>()
+                                    / (hd as f64).sqrt()
+                            }
+                        })
+                        .collect();
+                    let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+                    let total: f64 = e.iter().sum();
+                    for d in 0..hd {
+                        want[(b * seq + i) * hidden + h * hd + d] =
+                            (0..seq).map(|j| e[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
+                    }
+                }
+            }
+        }
+        let err = max_err(&got, &want);
+        println!("attention lengths {lengths:?} seq {seq} heads {heads}×{hd}: max error {err:.2e}");
+        assert!(err < 1e-5, "attention: error {err}");
+    }
+}
+
+#[test]
+fn mean_pooling_and_l2_normalisation_match_the_cpu() {
+    let ctx = gpu();
+    let mut rng = Rng(4);
+    for (lengths, seq, dim) in [
+        (vec![1usize], 1usize, 384usize),
+        (vec![11, 3, 7, 1, 11], 11, 384),
+        (vec![40, 2], 40, 130),
+    ] {
+        let batch = lengths.len();
+        let x = rng.vec(batch * seq * dim, 1.0);
+        let mask = lengths_to_mask(&lengths, seq);
+        let got = pollster::block_on(ctx.run_mean_pool_l2(&x, &mask, (batch, seq, dim))).unwrap();
+        let mut want = vec![0f64; batch * dim];
+        for b in 0..batch {
+            let mut mean = vec![0f64; dim];
+            for t in 0..lengths[b] {
+                for c in 0..dim {
+                    mean[c] += x[(b * seq + t) * dim + c] as f64 / lengths[b] as f64;
+                }
+            }
+            let norm = mean.iter().map(|v| v * v).sum::<f64>().sqrt();
+            for c in 0..dim {
+                want[b * dim + c] = mean[c] / norm;
+            }
+        }
+        let err = max_err(&got, &want);
+        println!("pool+L2 lengths {lengths:?} dim {dim}: max error {err:.2e}");
+        assert!(err < 1e-6, "pooling: error {err}");
+        for b in 0..batch {
+            let norm: f32 = got[b * dim..(b + 1) * dim].iter().map(|v| v * v).sum();
+            assert!((norm - 1.0).abs() < 1e-5, "row {b} has squared norm {norm}");
+        }
+    }
+}
+
+#[test]
+fn embedding_sum_matches_the_cpu() {
+    let ctx = gpu();
+    let mut rng = Rng(5);
+    let (rows, seq, cols) = (3 * 7, 7, 384);
+    let x = rng.vec(rows * cols, 1.0);
+    let pos = rng.vec(512 * cols, 1.0);
+    let type0 = rng.vec(cols, 1.0);
+    let got = pollster::block_on(ctx.run_embed_add(&x, &pos, &type0, (rows, seq, cols))).unwrap();
+    let want: Vec<f64> = (0..rows * cols)
+        .map(|i| {
+            let (r, c) = (i / cols, i % cols);
+            x[i] as f64 + pos[(r % seq) * cols + c] as f64 + type0[c] as f64
+        })
+        .collect();
+    assert!(max_err(&got, &want) < 1e-6);
+}
+
+/// GPU embeddings of the 82 fixture texts against the CPU backend's: (min cosine, text).
+fn gpu_vs_cpu(dtype: &str, batch_size: usize) -> (f32, String) {
+    let fixture = common::fixture(MODEL);
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let bytes = common::model_bytes(MODEL, dtype);
+    let cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
+    let (mut gpu, auto) = pollster::block_on(webgpu::load_embedder_async(
+        bytes,
+        BackendKind::Gpu,
+        &GpuOptions::default(),
+    ))
+    .unwrap_or_else(|e| panic!("the GPU backend must load: {e:#}"));
+    assert_eq!(gpu.backend_name(), "gpu");
+    gpu.set_batch_size(batch_size);
+    let want = cpu.embed(&texts).unwrap();
+    let got = gpu.embed(&texts).unwrap();
+    assert_eq!(
+        auto.status().active,
+        "gpu",
+        "no fallback may happen: {:?}",
+        auto.status()
+    );
+    let mut worst = (f32::INFINITY, String::new());
+    for ((g, w), text) in got.iter().zip(&want).zip(&texts) {
+        assert_eq!(g.len(), 384);
+        let c = cosine(g, w);
+        if c < worst.0 {
+            worst = (c, text.chars().take(40).collect());
+        }
+    }
+    // Also against sentence-transformers, for the record.
+    let st = fixture
+        .items
+        .iter()
+        .zip(&got)
+        .map(|(i, g)| cosine(g, &i.embedding))
+        .fold(f32::INFINITY, f32::min);
+    println!(
+        "{MODEL} {dtype} GPU ({}) vs CPU backend, batch {batch_size}: min cosine {:.6} ({:?}); \
+         vs sentence-transformers {st:.6}",
+        auto.status().adapter.unwrap().name,
+        worst.0,
+        worst.1
+    );
+    worst
+}
+
+#[test]
+fn q8_0_encoder_on_the_gpu_matches_the_cpu_backend() {
+    let (min, text) = gpu_vs_cpu("q8_0", 32);
+    assert!(
+        min >= 0.9995,
+        "q8_0 GPU vs CPU min cosine {min} on {text:?}"
+    );
+}
+
+#[test]
+fn f32_encoder_on_the_gpu_matches_the_cpu_backend() {
+    let (min, text) = gpu_vs_cpu("f32", 32);
+    assert!(min >= 0.9995, "f32 GPU vs CPU min cosine {min} on {text:?}");
+}
+
+#[test]
+fn gpu_batching_and_buffer_reuse_do_not_change_embeddings() {
+    let fixture = common::fixture(MODEL);
+    let texts: Vec<&str> = fixture
+        .items
+        .iter()
+        .take(25)
+        .map(|i| i.text.as_str())
+        .collect();
+    let (mut gpu, _auto) = pollster::block_on(webgpu::load_embedder_async(
+        common::model_bytes(MODEL, "q8_0"),
+        BackendKind::Gpu,
+        &GpuOptions::default(),
+    ))
+    .unwrap();
+    // Batches of 1, 7 and 25 sentences reuse (and grow) the same pooled buffers.
+    gpu.set_batch_size(1);
+    let one = gpu.embed(&texts).unwrap();
+    gpu.set_batch_size(7);
+    let seven = gpu.embed(&texts).unwrap();
+    gpu.set_batch_size(25);
+    let all = gpu.embed(&texts).unwrap();
+    for ((a, b), c) in one.iter().zip(&seven).zip(&all) {
+        for ((x, y), z) in a.iter().zip(b).zip(c) {
+            assert!(
+                (x - y).abs() < 1e-5 && (x - z).abs() < 1e-5,
+                "padding leaked"
+            );
+        }
+    }
+}
+
+#[test]
+fn auto_without_an_adapter_selects_the_cpu_and_says_why() {
+    let bytes = common::model_bytes(MODEL, "q8_0");
+    let options = GpuOptions {
+        disable: Some("no WebGPU adapter (forced by the test)".into()),
+    };
+    let (embedder, auto) = pollster::block_on(webgpu::load_embedder_async(
+        bytes.clone(),
+        BackendKind::Auto,
+        &options,
+    ))
+    .unwrap();
+    let status = auto.status();
+    println!("auto without an adapter: {status:?}");
+    assert_eq!(status.active, "cpu");
+    assert_eq!(embedder.backend_name(), "cpu");
+    assert!(status.adapter.is_none());
+    let reason = status.fallback_reason.expect("a reason");
+    assert!(
+        reason.contains("no WebGPU adapter (forced by the test)"),
+        "{reason}"
+    );
+    assert!(reason.contains("running on the CPU"), "{reason}");
+    // And it still embeds, as the CPU backend does.
+    let cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
+    let texts = ["Tom likes Taylor Swift.", "Taylor Swift likes Tom."];
+    for (a, b) in embedder
+        .embed(&texts)
+        .unwrap()
+        .iter()
+        .zip(cpu.embed(&texts).unwrap())
+    {
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-6));
+    }
+    // `gpu` (explicit) fails with the reason instead.
+    let err = pollster::block_on(webgpu::load_embedder_async(
+        bytes,
+        BackendKind::Gpu,
+        &options,
+    ))
+    .err()
+    .expect("gpu without an adapter must fail");
+    assert!(format!("{err:#}").contains("forced by the test"), "{err:#}");
+}
+
+#[test]
+fn a_lost_device_mid_run_redoes_the_batch_on_the_cpu() {
+    let fixture = common::fixture(MODEL);
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let bytes = common::model_bytes(MODEL, "q8_0");
+    let cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
+    let (mut embedder, auto) = pollster::block_on(webgpu::load_embedder_async(
+        bytes,
+        BackendKind::Auto,
+        &GpuOptions::default(),
+    ))
+    .unwrap();
+    embedder.set_batch_size(16);
+    let first = embedder.embed(&texts[..40]).unwrap();
+    assert_eq!(auto.status().active, "gpu");
+    auto.simulate_device_lost();
+    let rest = embedder.embed(&texts[40..]).unwrap();
+    let status = auto.status();
+    println!("after a device loss: {status:?}");
+    assert_eq!(status.active, "cpu");
+    assert_eq!(embedder.backend_name(), "cpu");
+    assert!(status
+        .fallback_reason
+        .as_deref()
+        .is_some_and(|r| r.contains("device was lost") && r.contains("redone")));
+    let want = cpu.embed(&texts).unwrap();
+    for (got, want) in first.iter().chain(&rest).zip(&want) {
+        assert!(cosine(got, want) > 0.9995);
+    }
+    // After the fallback the values are the CPU backend's (up to batch composition).
+    for (got, want) in rest.iter().zip(&want[40..]) {
+        let diff = got
+            .iter()
+            .zip(want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            diff < 1e-5,
+            "CPU fallback differs from the CPU backend by {diff}"
+        );
+    }
+}
