@@ -102,7 +102,8 @@ async fn mpnet_q8_0_in_the_browser_matches_sentence_transformers_and_the_native_
     log(format!(
         "browser mpnet q8_0: min cosine vs sentence-transformers over 82 texts = {min:.6}; \
          fetch {:.0} ms, load {load_ms:.0} ms, embed 82 texts (batch 32) {embed_ms:.0} ms; \
-         wasm memory {} at start, {} after load ({:.2}× the {} file), {} after embedding",
+         wasm memory high-water {} at start (earlier tests count), {} after load \
+         ({:.2}× the {} file), {} after embedding",
         t1 - t0,
         mb(start_memory),
         mb(loaded_memory),
