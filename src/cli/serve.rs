@@ -60,9 +60,7 @@ fn respond(root: &Path, request: Request) -> std::io::Result<()> {
         return request.respond(Response::from_string("not found").with_status_code(404));
     };
     let file = std::fs::File::open(&path)?;
-    // A Content-Length (no chunking) lets the page show byte-level download progress.
     let response = Response::from_file(file)
-        .with_chunked_threshold(usize::MAX)
         .with_header(header("Content-Type", mime_type(&path)))
         .with_header(header("Content-Security-Policy", CONTENT_SECURITY_POLICY))
         .with_header(header("Cross-Origin-Opener-Policy", "same-origin"))
@@ -79,10 +77,15 @@ pub fn serve(dir: &Path, port: u16) -> Result<()> {
     let server = Server::http(("127.0.0.1", port))
         .map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))?;
     println!("serving {} on http://127.0.0.1:{port}/", root.display());
+    // One thread per request: a large model download must not hold up the page's other requests.
+    let root = std::sync::Arc::new(root);
     for request in server.incoming_requests() {
-        if let Err(e) = respond(&root, request) {
-            eprintln!("request failed: {e}");
-        }
+        let root = root.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = respond(&root, request) {
+                eprintln!("request failed: {e}");
+            }
+        });
     }
     Ok(())
 }
