@@ -2,7 +2,7 @@
 // Usage: node bench/browser.mjs URL [sentences]
 import { chromium } from 'playwright-core';
 
-const [url, sentences = '2000'] = process.argv.slice(2);
+const [url, sentences = "2000", models = ""] = process.argv.slice(2);
 if (!url) {
   console.error('usage: node bench/browser.mjs http://127.0.0.1:PORT/ [sentences]');
   process.exit(2);
@@ -15,7 +15,7 @@ const browser = await chromium.launch({
 try {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.error('console:', m.text()); });
-  await page.goto(new URL(`bench.html?sentences=${sentences}`, url).href);
+  await page.goto(new URL(`bench.html?sentences=${sentences}&models=${models}`, url).href);
   const results = page.locator('#results[data-json], #results[data-error]');
   await results.waitFor({ state: 'attached', timeout: 30 * 60 * 1000 });
   const error = await page.locator('#results').getAttribute('data-error');
