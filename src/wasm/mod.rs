@@ -5,7 +5,6 @@ use js_sys::Float32Array;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::backend::webgpu::{self, AutoEncoder, GpuOptions};
@@ -269,30 +268,6 @@ impl Evaluation {
         self.run.as_ref().is_some_and(EvalRun::is_done)
     }
 
-    /// The texts the next `step(model, max_sentences)` would embed (empty when done). With
-    /// `Model.embed_async` and `step_with` this runs a step on the GPU without blocking:
-    /// `const t = ev.pending_texts(n); ev.step_with(n, await model.embed_async(t));`
-    pub fn pending_texts(&mut self, max_sentences: usize) -> Result<Vec<String>, JsError> {
-        let capture = Capture::default();
-        // The capturing encoder records the step's texts and fails it, so the run does not move.
-        let _ = self.run_mut()?.step(&capture, max_sentences);
-        Ok(capture.0.take())
-    }
-
-    /// Runs the step `pending_texts(max_sentences)` announced with its embeddings
-    /// (row-major `texts × dim`, as `embed_async` returns them); returns the sentences done.
-    pub fn step_with(
-        &mut self,
-        max_sentences: usize,
-        embeddings: Vec<f32>,
-    ) -> Result<usize, JsError> {
-        let progress = self
-            .run_mut()?
-            .step(&Precomputed(embeddings), max_sentences)
-            .map_err(js_error)?;
-        Ok(progress.done)
-    }
-
     /// The report (the CLI's JSON schema, per-pair scores included).
     pub fn finish(&mut self, model_name: &str, dtype: &str) -> Result<JsValue, JsError> {
         let run = self
@@ -308,46 +283,6 @@ impl Evaluation {
     }
 }
 
-/// Records the texts of a step and fails it (see `Evaluation::pending_texts`).
-#[derive(Default)]
-struct Capture(RefCell<Vec<String>>);
-
-impl SentenceEncoder for Capture {
-    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
-        *self.0.borrow_mut() = texts.iter().map(|t| t.to_string()).collect();
-        anyhow::bail!("texts captured")
-    }
-    fn length_key(&self, _: &str) -> usize {
-        0
-    }
-}
-
-/// Answers a step with embeddings computed beforehand (see `Evaluation::step_with`).
-struct Precomputed(Vec<f32>);
-
-impl SentenceEncoder for Precomputed {
-    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
-        let n = texts.len();
-        if n == 0 || self.0.len() % n != 0 || self.0.is_empty() {
-            anyhow::bail!(
-                "step_with: {} values are not {n} embeddings (call pending_texts with the same \
-                 max_sentences and pass embed_async's result)",
-                self.0.len()
-            );
-        }
-        Ok(self
-            .0
-            .chunks(self.0.len() / n)
-            .map(<[f32]>::to_vec)
-            .collect())
-    }
-    fn length_key(&self, _: &str) -> usize {
-        0
-    }
-}
-
-/// The throughput benchmark's workload: `count` unique SR sentences from the SR CSVs
-/// (given in Table 4 order), the same sample `sr-bench bench` uses.
 #[wasm_bindgen]
 pub fn sentence_sample(
     csvs: Vec<js_sys::Uint8Array>,

@@ -35,7 +35,7 @@
 //!   own API is `async`; natively the future is driven by `pollster` and the readback waits in
 //!   `device.poll(wait)`, so `encode` (and the whole CLI) works unchanged; in the browser
 //!   nothing ever blocks — the wasm layer exposes `Model.load_with_backend` and
-//!   `Model.embed_async` (promises) and `Evaluation.pending_texts` / `step_with` around them.
+//!   `Model.embed_async` (promises) and `Evaluation.next_chunk` / `accept_embeddings` around them.
 //!   A synchronous `encode` in the browser runs on the CPU (and says so in the notices).
 //! * **Fallback** ([`AutoEncoder`]). `auto` uses the GPU whenever an adapter exists and says
 //!   when it is a software one (device type CPU / `isFallbackAdapter`: llvmpipe, SwiftShader).
@@ -260,7 +260,7 @@ impl EncoderBackend for SharedAuto {
             let auto = &self.0;
             if auto.gpu.borrow().is_some() {
                 let note = "a synchronous call ran on the CPU (the GPU is used by the async \
-                            methods: embed_async, pending_texts/step_with)";
+                            methods: embed_async, next_chunk/accept_embeddings)";
                 if !auto.status.borrow().notices.iter().any(|n| n == note) {
                     auto.notice(note.into());
                 }
