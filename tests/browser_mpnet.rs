@@ -127,7 +127,9 @@ async fn mpnet_q8_0_in_the_browser_matches_sentence_transformers_and_the_native_
     log(format!(
         "browser mpnet vs native CLI: max |Δ| per component = {max_delta:e}"
     ));
-    assert!(max_delta <= 1e-5, "wasm and native differ by {max_delta}");
+    // The browser's integer kernel rounds activations to 16 bits per block of 32 (native: f32);
+    // see tests/browser.rs.
+    assert!(max_delta <= 1e-4, "wasm and native differ by {max_delta}");
 }
 
 /// Peak wasm memory with the mpnet q8_0 file: after loading, on SR sentences at batch 8 and 32,
@@ -192,6 +194,8 @@ async fn mpnet_q8_0_wasm_memory_by_batch_size() {
     let long = format!("{longest} {longest}");
     assert_eq!(embedder.token_count(&long), 384);
     let mut previous = wasm_memory_bytes();
+    let mut at_batch_8 = 0.0;
+    // 16 asked for, but the padded-token bound (8 × 384) cuts it into two batches of 8.
     for batch in [1, 4, 8, 16] {
         embedder.set_batch_size(batch);
         let texts = vec![long.as_str(); batch];
@@ -204,6 +208,15 @@ async fn mpnet_q8_0_wasm_memory_by_batch_size() {
             mb(now),
             mb(now - previous)
         ));
+        if batch == 8 {
+            at_batch_8 = now;
+        }
         previous = now;
     }
+    assert!(
+        previous <= at_batch_8 * 1.05,
+        "the token bound should cap activations at 8 × 384 tokens: {} after 16 texts vs {} after 8",
+        mb(previous),
+        mb(at_batch_8)
+    );
 }

@@ -11,6 +11,76 @@ use crate::eval::SentenceEncoder;
 /// Sentences per forward pass. Inputs are sorted by length first, so padding stays small.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
+/// Padded tokens per forward pass, in units of the model's `max_seq_length`: activations
+/// (attention scores grow with `batch × seq²`) stay bounded when long texts meet a big batch.
+/// 8 × 384 tokens is MPNet's worst case at 463 MB of wasm memory (README, "Memory"), while
+/// short SR sentences (≈14 tokens) still run 32 at a time.
+pub const BATCH_TOKENS_PER_MAX_SEQ: usize = 8;
+
+/// How length-sorted inputs are cut into forward passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batching {
+    pub max_sentences: usize,
+    /// Bound on `sentences × longest length` (padded tokens) of one batch; a single text
+    /// longer than this still forms a batch of one.
+    pub max_tokens: usize,
+}
+
+impl Batching {
+    pub fn for_model(info: &ModelInfo) -> Self {
+        Self {
+            max_sentences: DEFAULT_BATCH_SIZE,
+            max_tokens: BATCH_TOKENS_PER_MAX_SEQ * info.max_seq_length.max(1),
+        }
+    }
+
+    /// Consecutive runs of `order` (indices sorted by ascending `len`), one per batch.
+    pub fn split<'a>(&self, order: &'a [usize], len: impl Fn(usize) -> usize) -> Vec<&'a [usize]> {
+        let mut batches = Vec::new();
+        let mut start = 0;
+        for end in 1..=order.len() {
+            let count = end - start;
+            // Sorted ascending: the newest text is the longest, so it sets the padded length.
+            let fits =
+                count <= self.max_sentences && count * len(order[end - 1]) <= self.max_tokens;
+            if !fits && count > 1 {
+                batches.push(&order[start..end - 1]);
+                start = end - 1;
+            }
+        }
+        if start < order.len() {
+            batches.push(&order[start..]);
+        }
+        batches
+    }
+}
+
+/// Texts tokenized, sorted by length and cut into padded batches (with each row's input index).
+pub fn plan_batches(
+    tokenizer: &TextTokenizer,
+    texts: &[&str],
+    batching: Batching,
+) -> Result<Vec<(Vec<usize>, TokenBatch)>> {
+    let tokens = texts
+        .iter()
+        .map(|t| tokenizer.encode(t))
+        .collect::<Result<Vec<_>>>()?;
+    // Sorting by length keeps each batch's padding (wasted compute) small.
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| tokens[i].len());
+    Ok(batching
+        .split(&order, |i| tokens[i].len())
+        .into_iter()
+        .map(|indices| {
+            let rows: Vec<Vec<u32>> = indices.iter().map(|&i| tokens[i].clone()).collect();
+            (
+                indices.to_vec(),
+                TokenBatch::from_rows(&rows, tokenizer.pad_id()),
+            )
+        })
+        .collect())
+}
+
 /// Name of the token embedding table in every supported architecture.
 pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
 
@@ -21,7 +91,7 @@ pub struct Embedder {
     /// The token embedding table, shared with the CPU backend (a `QMatMul` clone shares data).
     word_embeddings: QMatMul,
     backend: Box<dyn EncoderBackend>,
-    batch_size: usize,
+    batching: Batching,
 }
 
 impl Embedder {
@@ -40,7 +110,7 @@ impl Embedder {
             tokenizer,
             word_embeddings,
             backend,
-            batch_size: DEFAULT_BATCH_SIZE,
+            batching: Batching::for_model(&file.info),
         })
     }
 
@@ -49,8 +119,13 @@ impl Embedder {
         Ok(QMatMul::from_qtensor(file.tensor(WORD_EMBEDDINGS)?)?)
     }
 
+    /// Caps the sentences per forward pass (the padded-token bound stays).
     pub fn set_batch_size(&mut self, batch_size: usize) {
-        self.batch_size = batch_size.max(1);
+        self.batching.max_sentences = batch_size.max(1);
+    }
+
+    pub fn batching(&self) -> Batching {
+        self.batching
     }
 
     pub fn backend_name(&self) -> &'static str {
@@ -63,19 +138,9 @@ impl Embedder {
 
     /// L2-normalised embeddings, one per text, in input order.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let tokens = texts
-            .iter()
-            .map(|t| self.tokenizer.encode(t))
-            .collect::<Result<Vec<_>>>()?;
-        // Sorting by length keeps each batch's padding (wasted compute) small.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| tokens[i].len());
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(self.batch_size) {
-            let rows: Vec<Vec<u32>> = chunk.iter().map(|&i| tokens[i].clone()).collect();
-            let batch = TokenBatch::from_rows(&rows, self.tokenizer.pad_id());
-            let vectors = self.backend.encode(&batch)?;
-            for (&i, v) in chunk.iter().zip(vectors) {
+        for (indices, batch) in plan_batches(&self.tokenizer, texts, self.batching)? {
+            for (i, v) in indices.into_iter().zip(self.backend.encode(&batch)?) {
                 out[i] = v;
             }
         }
@@ -155,5 +220,53 @@ impl SentenceEncoder for RepresentedEmbedder<'_> {
             Representation::Model => self.embedder.token_count(text),
             Representation::StaticBaseline => text.len(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Batching;
+
+    fn split(batching: Batching, lens: &[usize]) -> Vec<Vec<usize>> {
+        let order: Vec<usize> = (0..lens.len()).collect();
+        batching
+            .split(&order, |i| lens[i])
+            .into_iter()
+            .map(<[usize]>::to_vec)
+            .collect()
+    }
+
+    #[test]
+    fn short_texts_fill_batches_by_sentence_count() {
+        let b = Batching {
+            max_sentences: 3,
+            max_tokens: 1000,
+        };
+        assert_eq!(
+            split(b, &[5, 5, 6, 7, 9, 9, 10]),
+            [vec![0, 1, 2], vec![3, 4, 5], vec![6]]
+        );
+    }
+
+    #[test]
+    fn long_texts_are_cut_by_padded_tokens() {
+        let b = Batching {
+            max_sentences: 32,
+            max_tokens: 100,
+        };
+        // 4 × 20 = 80 fits; a fifth text of 30 would pad to 5 × 30 = 150.
+        assert_eq!(
+            split(b, &[10, 20, 20, 20, 30, 30, 30, 40, 200]),
+            [vec![0, 1, 2, 3], vec![4, 5, 6], vec![7], vec![8]]
+        );
+    }
+
+    #[test]
+    fn empty_input_gives_no_batch() {
+        let b = Batching {
+            max_sentences: 32,
+            max_tokens: 2048,
+        };
+        assert!(split(b, &[]).is_empty());
     }
 }

@@ -7,7 +7,9 @@ mod file;
 mod tokenizer;
 
 pub use config::EncoderConfig;
-pub use embedder::{Embedder, Representation, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS};
+pub use embedder::{
+    plan_batches, Batching, Embedder, Representation, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
+};
 pub use file::{metadata_keys, ModelFile, ModelInfo, FORMAT_VERSION};
 pub use tokenizer::{TextTokenizer, TokenBatch};
 

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use crate::backend::webgpu::{self, AutoEncoder, GpuOptions};
 use crate::backend::{load_embedder, BackendKind};
 use crate::eval::{self, EvalPlan, EvalRun, SentenceEncoder, Split};
-use crate::model::{cosine, Embedder, Representation, DEFAULT_BATCH_SIZE};
+use crate::model::{cosine, Embedder, Representation};
 
 fn js_error(e: anyhow::Error) -> JsError {
     JsError::new(&format!("{e:#}"))
@@ -148,7 +148,7 @@ impl Model {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         match &self.gpu {
             Some(auto) => auto
-                .embed_async(self.embedder.tokenizer(), &refs, DEFAULT_BATCH_SIZE)
+                .embed_async(self.embedder.tokenizer(), &refs, self.embedder.batching())
                 .await
                 .map_err(js_error),
             None => self.embedder.embed(&refs).map_err(js_error),
@@ -295,4 +295,20 @@ pub fn sentence_sample(
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(js_error)?;
     Ok(eval::sentence_sample(&files, count))
+}
+
+/// Benchmarks only: this machine's wasm simd128 mul+add peak, GFLOP/s on one thread.
+#[wasm_bindgen]
+pub fn simd_peak_gflops(iterations: u64) -> f64 {
+    crate::backend::cpu::peak::simd_mul_add_gflops(iterations, js_sys::Date::now)
+}
+
+/// Benchmarks only: GFLOP/s of the CPU backend's f32 and integer (q8_0) matrix products on an
+/// `m×k · k×n` shape, as `[f32, q8_0]`.
+#[wasm_bindgen]
+pub fn matmul_gflops(m: usize, n: usize, k: usize, repeats: usize) -> Result<Vec<f64>, JsError> {
+    let (dense, quant) =
+        crate::backend::cpu::peak::matmul_gflops(m, n, k, repeats, js_sys::Date::now)
+            .map_err(js_error)?;
+    Ok(vec![dense, quant])
 }

@@ -103,7 +103,7 @@ impl Bert {
         let x = l
             .attention_norm
             .forward(&(l.attention_out.forward(&context)? + x)?)?;
-        let inner = l.intermediate.forward(&x)?.gelu_erf()?;
+        let inner = l.intermediate.forward_gelu(&x)?;
         l.output_norm.forward(&(l.output.forward(&inner)? + x)?)
     }
 }

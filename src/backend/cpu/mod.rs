@@ -1,7 +1,11 @@
 //! The CPU backend: candle tensors, `QMatMul` for quantized linear layers.
 
+mod activation;
 mod bert;
+pub mod gemm;
 mod mpnet;
+pub mod peak;
+pub mod qgemm;
 mod weights;
 
 use std::sync::Arc;
@@ -82,4 +86,13 @@ pub fn mean_pool_normalize(hidden: &Tensor, mask: &Tensor) -> Result<Vec<Vec<f32
         .sqrt()?
         .clamp(1e-12, f64::INFINITY)?;
     Ok(mean.broadcast_div(&norm)?.to_vec2()?)
+}
+
+/// Deterministic values in [-1, 1) for kernel tests.
+#[cfg(test)]
+pub(crate) fn random_values(len: usize, seed: u64) -> Vec<f32> {
+    let mut rng = crate::eval::rng::SplitMix64::new(seed);
+    (0..len)
+        .map(|_| (rng.next_u64() >> 40) as f32 / (1u32 << 23) as f32 - 1.0)
+        .collect()
 }

@@ -208,7 +208,7 @@ impl MpNet {
         let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
         drop(probs);
         let x = l.attention_norm.forward(&(l.o.forward(&context)? + x)?)?;
-        let inner = l.intermediate.forward(&x)?.gelu_erf()?;
+        let inner = l.intermediate.forward_gelu(&x)?;
         l.output_norm.forward(&(l.output.forward(&inner)? + x)?)
     }
 }

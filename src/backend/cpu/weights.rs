@@ -6,6 +6,9 @@ use anyhow::Result;
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{Device, Module, Tensor};
 
+use super::activation::gelu_erf_in_place;
+use super::gemm::PackedWeight;
+use super::qgemm::QuantPackedWeight;
 use crate::backend::MatmulMode;
 use crate::model::ModelFile;
 
@@ -55,12 +58,29 @@ impl<'a> Weights<'a> {
                 LinearWeight::Streaming(Arc::new(weight))
             }
             (MatmulMode::Quantized, _) => LinearWeight::Ready(QMatMul::from_qtensor(weight)?),
+            // In wasm our simd128 kernels beat candle's gemm; natively candle's is threaded and
+            // uses AVX. q8_0/q4_0 keep their integers (half f32's memory, up to 2× its speed).
+            (MatmulMode::F32, _) if cfg!(target_arch = "wasm32") => match weight.dtype() {
+                GgmlDType::Q8_0 | GgmlDType::Q4_0 => {
+                    LinearWeight::Quant(QuantPackedWeight::from_qtensor(&weight)?)
+                }
+                _ => {
+                    let dense = weight.dequantize(&Device::Cpu)?;
+                    let (n, k) = dense.dims2()?;
+                    LinearWeight::Packed(PackedWeight::pack(&dense.flatten_all()?.to_vec1()?, n, k))
+                }
+            },
             (MatmulMode::F32 | MatmulMode::Streaming, _) => {
                 LinearWeight::Ready(QMatMul::Tensor(weight.dequantize(&Device::Cpu)?))
             }
         };
         let bias = self.tensor(&format!("{prefix}.bias"))?;
-        Ok(Linear { weight, bias })
+        let bias_values = bias.to_vec1()?;
+        Ok(Linear {
+            weight,
+            bias,
+            bias_values,
+        })
     }
 
     pub fn layer_norm(&self, prefix: &str, eps: f64) -> Result<LayerNorm> {
@@ -81,31 +101,74 @@ enum LinearWeight {
     Streaming(Arc<QTensor>),
     /// `Streaming` with the weight left in the model file's bytes, read out for each product.
     InFile { file: Arc<ModelFile>, name: String },
+    /// `F32` in wasm, f32 file: dense, packed for [`PackedWeight::matmul_bias`] (bias fused).
+    Packed(PackedWeight),
+    /// `F32` in wasm, q8_0/q4_0 file: the file's integers for [`QuantPackedWeight::matmul_bias`].
+    Quant(QuantPackedWeight),
 }
 
 /// `y = x·Wᵀ + b`; W quantized (q8_0, q4_0) or f32.
 pub struct Linear {
     weight: LinearWeight,
     bias: Tensor,
+    /// The bias as a slice, for the packed kernel.
+    bias_values: Vec<f32>,
 }
 
 impl Linear {
     /// `x`: `[batch, seq, in]` → `[batch, seq, out]`, computed as one 2-D product.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match &self.weight {
+            LinearWeight::Ready(w) => self.candle(w, x),
+            LinearWeight::Streaming(q) => self.streamed(q, x),
+            LinearWeight::InFile { file, name } => self.streamed(&file.tensor(name)?, x),
+            LinearWeight::Packed(w) => self.ours(x, w.out_features(), |x, m| {
+                w.matmul_bias(x, m, &self.bias_values)
+            }),
+            LinearWeight::Quant(w) => self.ours(x, w.out_features(), |x, m| {
+                w.matmul_bias(x, m, &self.bias_values)
+            }),
+        }
+    }
+
+    /// A weight kept quantized (`Streaming`), expanded for this product only: in wasm packed
+    /// for the integer kernel (q8_0/q4_0: packing costs ~1/rows of the product), else to f32
+    /// (the same numbers as `Ready(QMatMul::Tensor)`).
+    fn streamed(&self, q: &QTensor, x: &Tensor) -> Result<Tensor> {
+        if cfg!(target_arch = "wasm32") && matches!(q.dtype(), GgmlDType::Q8_0 | GgmlDType::Q4_0) {
+            let w = QuantPackedWeight::from_qtensor(q)?;
+            return self.ours(x, w.out_features(), |x, m| {
+                w.matmul_bias(x, m, &self.bias_values)
+            });
+        }
+        self.candle(&QMatMul::Tensor(q.dequantize(&Device::Cpu)?), x)
+    }
+
+    fn candle(&self, w: &QMatMul, x: &Tensor) -> Result<Tensor> {
         let (b, t, k) = x.dims3()?;
-        let x = x.reshape((b * t, k))?;
-        let y = match &self.weight {
-            LinearWeight::Ready(w) => w.forward(&x)?,
-            // The same f32 product as `Ready(QMatMul::Tensor)`: identical numbers.
-            LinearWeight::Streaming(q) => {
-                QMatMul::Tensor(q.dequantize(&Device::Cpu)?).forward(&x)?
-            }
-            LinearWeight::InFile { file, name } => {
-                QMatMul::Tensor(file.tensor(name)?.dequantize(&Device::Cpu)?).forward(&x)?
-            }
-        };
+        let y = w.forward(&x.reshape((b * t, k))?)?;
         let n = y.dim(1)?;
         Ok(y.broadcast_add(&self.bias)?.reshape((b, t, n))?)
+    }
+
+    /// `gelu(x·Wᵀ + b)` (BERT's and MPNet's intermediate layer).
+    pub fn forward_gelu(&self, x: &Tensor) -> Result<Tensor> {
+        let y = self.forward(x)?;
+        let mut values = y.flatten_all()?.to_vec1::<f32>()?;
+        gelu_erf_in_place(&mut values);
+        Ok(Tensor::from_vec(values, y.shape(), &Device::Cpu)?)
+    }
+
+    /// Runs one of our kernels (bias included) on `x`'s values as an `m × in` matrix.
+    fn ours(
+        &self,
+        x: &Tensor,
+        n: usize,
+        product: impl Fn(&[f32], usize) -> Vec<f32>,
+    ) -> Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        let y = product(&x.flatten_all()?.to_vec1::<f32>()?, b * t);
+        Ok(Tensor::from_vec(y, (b, t, n), &Device::Cpu)?)
     }
 }
 

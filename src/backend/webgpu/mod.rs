@@ -58,7 +58,9 @@ pub use context::{AdapterSummary, GpuContext, GpuOptions};
 pub use encoder::{EncodeError, GpuBert};
 
 use super::{BackendKind, MatmulMode};
-use crate::model::{Embedder, EncoderBackend, ModelFile, TextTokenizer, TokenBatch};
+use crate::model::{
+    plan_batches, Batching, Embedder, EncoderBackend, ModelFile, TextTokenizer, TokenBatch,
+};
 
 /// Where the encoder runs and why: shown by the CLI on stderr and by the page.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -219,25 +221,17 @@ impl AutoEncoder {
         self.cpu()?.encode(batch)
     }
 
-    /// Texts → embeddings as [`Embedder::embed`] does (sorted by token count, batches of
-    /// `batch_size`, input order restored), with every batch awaited instead of blocked on.
+    /// Texts → embeddings as [`Embedder::embed`] does (same batches, input order restored),
+    /// with every batch awaited instead of blocked on.
     pub async fn embed_async(
         &self,
         tokenizer: &TextTokenizer,
         texts: &[&str],
-        batch_size: usize,
+        batching: Batching,
     ) -> Result<Vec<Vec<f32>>> {
-        let tokens = texts
-            .iter()
-            .map(|t| tokenizer.encode(t))
-            .collect::<Result<Vec<_>>>()?;
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| tokens[i].len());
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(batch_size.max(1)) {
-            let rows: Vec<Vec<u32>> = chunk.iter().map(|&i| tokens[i].clone()).collect();
-            let batch = TokenBatch::from_rows(&rows, tokenizer.pad_id());
-            for (&i, v) in chunk.iter().zip(self.encode_async(&batch).await?) {
+        for (indices, batch) in plan_batches(tokenizer, texts, batching)? {
+            for (i, v) in indices.into_iter().zip(self.encode_async(&batch).await?) {
                 out[i] = v;
             }
         }

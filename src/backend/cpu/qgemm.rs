@@ -1,0 +1,342 @@
+//! Integer matrix product for q8_0 / q4_0 weights in wasm: `y = x·Wᵀ + b` with W's 8-bit (or
+//! 4-bit) block values used exactly as stored, and `x` rounded to 16 bits per block of 32.
+//!
+//! Why: wasm simd128's `i32x4.dot_i16x8_s` does 8 multiply-adds per instruction where f32 does
+//! 4, so the product runs up to twice the f32 kernel's speed at the same instruction rate, and the
+//! weights take half the memory of f32. Accuracy: the weights are the file's own integers (no
+//! error beyond the file's); activations keep 16 bits per block of 32 (relative error ≤ 2⁻¹⁵ of the
+//! block's largest value), far below what q8_0 activations (candle's int8 path) lose.
+//!
+//! Overflow cannot happen: one block sums 32 products ≤ 127 · 32767 in i32 (≤ 1.4·10⁸).
+
+use anyhow::{bail, Result};
+use candle_core::quantized::{GgmlDType, QTensor};
+use half::f16;
+
+/// Values per scale block (q8_0 and q4_0 both use 32).
+pub const BLOCK: usize = 32;
+/// Rows of `x` per micro-kernel call.
+const MR: usize = 4;
+/// Output columns per panel: two groups of 4 i32 lanes.
+const NR: usize = 8;
+/// Rows per pass: their 16-bit `x` (MC × k × 2 bytes, ≤ 192 KB at k = 1536) stays in L2.
+const MC: usize = 64;
+/// Largest 16-bit magnitude used, symmetric so no product pair can reach i32's edge.
+const X_MAX: f32 = 32767.0;
+
+/// Reads one stored block's 32 integers.
+type BlockDecoder = fn(&[u8], &mut [i8; BLOCK]);
+
+/// A q8_0 / q4_0 weight `[n, k]` packed in panels of [`NR`] columns: for each pair of depths
+/// `(2q, 2q+1)`, the NR columns' two values side by side (one `dot_i16x8` operand per 4 columns),
+/// and each column's block scales.
+pub struct QuantPackedWeight {
+    values: Vec<i16>,
+    scales: Vec<f32>,
+    n: usize,
+    k: usize,
+}
+
+impl QuantPackedWeight {
+    /// From a q8_0 or q4_0 tensor of shape `[n, k]`; other dtypes are refused.
+    pub fn from_qtensor(w: &QTensor) -> Result<Self> {
+        let (n, k) = w.shape().dims2()?;
+        let bytes = w.data()?;
+        let (block_bytes, decode): (usize, BlockDecoder) = match w.dtype() {
+            GgmlDType::Q8_0 => (2 + BLOCK, decode_q8_0),
+            GgmlDType::Q4_0 => (2 + BLOCK / 2, decode_q4_0),
+            other => bail!("the integer kernel takes q8_0 or q4_0 weights, not {other:?}"),
+        };
+        if k % BLOCK != 0 || bytes.len() != n * (k / BLOCK) * block_bytes {
+            bail!("a {n}×{k} {:?} weight has {} bytes", w.dtype(), bytes.len());
+        }
+        let blocks = k / BLOCK;
+        let panels = n.div_ceil(NR);
+        let mut values = vec![0i16; panels * k * NR];
+        let mut scales = vec![0f32; panels * blocks * NR];
+        let mut block = [0i8; BLOCK];
+        for (row, row_bytes) in bytes.chunks_exact(blocks * block_bytes).enumerate() {
+            let (panel, c) = (row / NR, row % NR);
+            for (b, raw) in row_bytes.chunks_exact(block_bytes).enumerate() {
+                scales[(panel * blocks + b) * NR + c] =
+                    f16::from_le_bytes([raw[0], raw[1]]).to_f32();
+                decode(&raw[2..], &mut block);
+                for (j, &v) in block.iter().enumerate() {
+                    let kk = b * BLOCK + j;
+                    values[panel * k * NR + (kk / 2) * 2 * NR + c * 2 + kk % 2] = v as i16;
+                }
+            }
+        }
+        Ok(Self {
+            values,
+            scales,
+            n,
+            k,
+        })
+    }
+
+    pub fn out_features(&self) -> usize {
+        self.n
+    }
+
+    /// `x`: `m × k` row-major → `m × n` row-major, plus `bias` (length n) on every row.
+    pub fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32> {
+        let (n, k) = (self.n, self.k);
+        assert_eq!(x.len(), m * k, "input is not {m}×{k}");
+        assert_eq!(bias.len(), n, "bias is not {n} long");
+        let blocks = k / BLOCK;
+        let (xq, x_scales) = quantize_rows(x, k);
+        let mut y = vec![0.0; m * n];
+        let mut tile = [[0.0f32; NR]; MR];
+        for m0 in (0..m).step_by(MC) {
+            let m1 = (m0 + MC).min(m);
+            for panel in 0..n.div_ceil(NR) {
+                let n0 = panel * NR;
+                let cols = NR.min(n - n0);
+                let w = &self.values[panel * k * NR..][..k * NR];
+                let w_scales = &self.scales[panel * blocks * NR..][..blocks * NR];
+                for r0 in (m0..m1).step_by(MR) {
+                    let rows = MR.min(m1 - r0);
+                    for acc in tile.iter_mut().take(rows) {
+                        acc[..cols].copy_from_slice(&bias[n0..n0 + cols]);
+                    }
+                    let panel_rows = PanelRows {
+                        x: &xq[r0 * k..],
+                        x_scales: &x_scales[r0 * blocks..],
+                        k,
+                        rows,
+                    };
+                    micro_kernel(&mut tile, &panel_rows, w, w_scales);
+                    for (r, acc) in tile.iter().enumerate().take(rows) {
+                        y[(r0 + r) * n + n0..][..cols].copy_from_slice(&acc[..cols]);
+                    }
+                }
+            }
+        }
+        y
+    }
+}
+
+/// Up to [`MR`] consecutive rows of the 16-bit input with their block scales.
+struct PanelRows<'a> {
+    x: &'a [i16],
+    x_scales: &'a [f32],
+    k: usize,
+    rows: usize,
+}
+
+/// Each row's blocks of 32 as 16-bit integers and one f32 scale per block (`x ≈ q · scale`),
+/// rounding half to even (wasm's `nearest`, one instruction where `round` is a libm call).
+fn quantize_rows(x: &[f32], k: usize) -> (Vec<i16>, Vec<f32>) {
+    let mut q = vec![0i16; x.len()];
+    let mut scales = Vec::with_capacity(x.len() / BLOCK);
+    for (values, out) in x.chunks_exact(BLOCK).zip(q.chunks_exact_mut(BLOCK)) {
+        let max = values.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let scale = max / X_MAX;
+        let inverse = if scale > 0.0 { 1.0 / scale } else { 0.0 };
+        quantize_block(values, inverse, out);
+        scales.push(scale);
+    }
+    debug_assert_eq!(scales.len(), x.len() / k * (k / BLOCK));
+    (q, scales)
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn quantize_block(values: &[f32], inverse: f32, out: &mut [i16]) {
+    use core::arch::wasm32::*;
+    assert!(values.len() == BLOCK && out.len() == BLOCK);
+    let inverse = f32x4_splat(inverse);
+    // SAFETY: 32 values read and 32 written, as asserted; unaligned v128 access is allowed.
+    unsafe {
+        let (src, dst) = (
+            values.as_ptr() as *const v128,
+            out.as_mut_ptr() as *mut v128,
+        );
+        for i in 0..BLOCK / 8 {
+            // |v · inverse| ≤ 32767: the saturating conversions never saturate.
+            let lo =
+                i32x4_trunc_sat_f32x4(f32x4_nearest(f32x4_mul(v128_load(src.add(2 * i)), inverse)));
+            let hi = i32x4_trunc_sat_f32x4(f32x4_nearest(f32x4_mul(
+                v128_load(src.add(2 * i + 1)),
+                inverse,
+            )));
+            v128_store(dst.add(i), i16x8_narrow_i32x4(lo, hi));
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn quantize_block(values: &[f32], inverse: f32, out: &mut [i16]) {
+    for (o, &v) in out.iter_mut().zip(values) {
+        *o = (v * inverse).round_ties_even() as i16;
+    }
+}
+
+fn decode_q8_0(raw: &[u8], out: &mut [i8; BLOCK]) {
+    for (o, &b) in out.iter_mut().zip(raw) {
+        *o = b as i8;
+    }
+}
+
+/// q4_0: byte j holds element j (low nibble) and element j + 16 (high nibble), offset by 8.
+fn decode_q4_0(raw: &[u8], out: &mut [i8; BLOCK]) {
+    for (j, &b) in raw.iter().enumerate().take(BLOCK / 2) {
+        out[j] = (b & 0x0F) as i8 - 8;
+        out[j + BLOCK / 2] = (b >> 4) as i8 - 8;
+    }
+}
+
+/// `tile[r][c] += Σ_blocks (Σ_kk x[r][kk] · w[c][kk]) · (w_scale[c] · x_scale[r])`.
+fn micro_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if rows.rows == MR {
+        return simd128_kernel(tile, rows, w, w_scales);
+    }
+    portable_kernel(tile, rows, w, w_scales)
+}
+
+/// [`micro_kernel`] on full tiles with wasm simd128.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn simd128_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
+    use core::arch::wasm32::*;
+    let (k, blocks) = (rows.k, rows.k / BLOCK);
+    assert!(w.len() >= k * NR && w_scales.len() >= blocks * NR);
+    assert!(rows.x.len() >= 3 * k + k && rows.x_scales.len() >= 4 * blocks);
+    // SAFETY: the asserts bound every read: w[0 .. k·NR), w_scales[0 .. blocks·NR),
+    // x[r·k + 0 .. k) and x_scales[r·blocks + b] for r < 4; the tile is [[f32; 8]; 4].
+    // Unaligned v128 and 32-bit loads are allowed in wasm.
+    unsafe {
+        let t = tile.as_mut_ptr() as *mut v128;
+        let x = rows.x.as_ptr();
+        let xs = rows.x_scales.as_ptr();
+        let wp = w.as_ptr();
+        for b in 0..blocks {
+            let mut acc = [i32x4_splat(0); 8];
+            for q in b * BLOCK / 2..(b + 1) * BLOCK / 2 {
+                let w0 = v128_load(wp.add(q * 2 * NR) as *const v128);
+                let w1 = v128_load(wp.add(q * 2 * NR + 8) as *const v128);
+                for r in 0..MR {
+                    // The row's two values at depths 2q, 2q+1, in every 32-bit lane.
+                    let pair = v128_load32_splat(x.add(r * k + 2 * q) as *const u32);
+                    acc[2 * r] = i32x4_add(acc[2 * r], i32x4_dot_i16x8(pair, w0));
+                    acc[2 * r + 1] = i32x4_add(acc[2 * r + 1], i32x4_dot_i16x8(pair, w1));
+                }
+            }
+            let ws0 = v128_load(w_scales.as_ptr().add(b * NR) as *const v128);
+            let ws1 = v128_load(w_scales.as_ptr().add(b * NR + 4) as *const v128);
+            for r in 0..MR {
+                let x_scale = f32x4_splat(*xs.add(r * blocks + b));
+                for (half, ws) in [ws0, ws1].into_iter().enumerate() {
+                    let i = 2 * r + half;
+                    let scaled = f32x4_mul(f32x4_convert_i32x4(acc[i]), f32x4_mul(ws, x_scale));
+                    v128_store(t.add(i), f32x4_add(v128_load(t.add(i)), scaled));
+                }
+            }
+        }
+    }
+}
+
+/// The same arithmetic, lane by lane, in plain Rust (identical results: integer sums are exact
+/// and the f32 steps run in the same order).
+fn portable_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
+    let (k, blocks) = (rows.k, rows.k / BLOCK);
+    for b in 0..blocks {
+        for (r, out) in tile.iter_mut().enumerate().take(rows.rows) {
+            let x = &rows.x[r * k..];
+            let mut acc = [0i32; NR];
+            for q in b * BLOCK / 2..(b + 1) * BLOCK / 2 {
+                let (x0, x1) = (x[2 * q] as i32, x[2 * q + 1] as i32);
+                for (c, a) in acc.iter_mut().enumerate() {
+                    let wq = &w[q * 2 * NR + c * 2..];
+                    *a += x0 * wq[0] as i32 + x1 * wq[1] as i32;
+                }
+            }
+            let x_scale = rows.x_scales[r * blocks + b];
+            for (c, o) in out.iter_mut().enumerate() {
+                *o += acc[c] as f32 * (w_scales[b * NR + c] * x_scale);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{Device, Tensor};
+
+    use crate::backend::cpu::random_values as values;
+
+    /// `x · dequantize(W)ᵀ + b` in f64: the integer kernel's only extra error is `x`'s rounding.
+    fn check(dtype: GgmlDType, m: usize, n: usize, k: usize) {
+        let w = Tensor::from_vec(values(n * k, 2), (n, k), &Device::Cpu).unwrap();
+        let q = QTensor::quantize(&w, dtype).unwrap();
+        let dense: Vec<f32> = q
+            .dequantize(&Device::Cpu)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        let mut x = values(m * k, 1);
+        // An outlier feature, as transformer activations have: its block keeps 16 bits.
+        x[0] = 40.0;
+        let b = values(n, 3);
+        let y = QuantPackedWeight::from_qtensor(&q)
+            .unwrap()
+            .matmul_bias(&x, m, &b);
+        for i in 0..m {
+            for j in 0..n {
+                let (mut dot, mut bound) = (0f64, 1e-5);
+                for blk in 0..k / BLOCK {
+                    let range = i * k + blk * BLOCK..i * k + (blk + 1) * BLOCK;
+                    let max = x[range.clone()].iter().fold(0f32, |a, v| a.max(v.abs())) as f64;
+                    for kk in range.map(|at| at - i * k) {
+                        let wv = dense[j * k + kk] as f64;
+                        dot += x[i * k + kk] as f64 * wv;
+                        // Rounding to 16 bits moves x by at most half a step of max / 32767.
+                        bound += max / (2.0 * 32767.0) * wv.abs()
+                            + 1e-7 * (x[i * k + kk] as f64 * wv).abs();
+                    }
+                }
+                let error = (y[i * n + j] as f64 - dot - b[j] as f64).abs();
+                assert!(
+                    error <= bound,
+                    "{dtype:?} {m}×{n}×{k} [{i},{j}]: error {error} > bound {bound}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn q8_0_product_matches_the_dequantized_weight() {
+        for &(m, n, k) in &[
+            (1, 1, 32),
+            (5, 9, 64),
+            (70, 17, 96),
+            (14, 384, 384),
+            (9, 384, 1536),
+        ] {
+            check(GgmlDType::Q8_0, m, n, k);
+        }
+    }
+
+    #[test]
+    fn q4_0_product_matches_the_dequantized_weight() {
+        for &(m, n, k) in &[(3, 7, 32), (14, 40, 384)] {
+            check(GgmlDType::Q4_0, m, n, k);
+        }
+    }
+
+    #[test]
+    fn other_dtypes_are_refused() {
+        let w = Tensor::zeros((4, 32), candle_core::DType::F32, &Device::Cpu).unwrap();
+        let q = QTensor::quantize(&w, GgmlDType::F32).unwrap();
+        assert!(QuantPackedWeight::from_qtensor(&q).is_err());
+    }
+
+    #[test]
+    fn an_all_zero_block_stays_zero() {
+        let (q, scales) = quantize_rows(&[0.0; 64], 64);
+        assert!(q.iter().all(|&v| v == 0) && scales == [0.0, 0.0]);
+    }
+}
