@@ -13,19 +13,30 @@ export const POOL_CHUNK = 64;
 const PIPELINE = 2;
 /** Most helpers we start, whatever the core count. */
 const MAX_HELPERS = 8;
-/** Memory we let the helpers' models take together. */
+/** Memory we let the helpers take together, at most: 2 GB, or a quarter of the device's RAM. */
 const MEMORY_BUDGET = 2e9;
+/** Dequantized weights above this stay quantized in the file's bytes (Rust: DENSE_LIMIT_BYTES). */
+const DENSE_LIMIT = 256 * 2 ** 20;
+/** Activations of one batch per byte of f32 weights: a batch is ≤ 32 sentences and ≤ 8 ×
+ * max_seq_length padded tokens (Rust: Batching::for_model); MPNet's worst case measured 290 MB
+ * above its weights (436 MB as f32). Both grow with the hidden size and the sequence limit. */
+const ACTIVATIONS_PER_WEIGHT = 0.7;
 
 /**
- * How many helpers to start: one per logical core, at most MAX_HELPERS, fewer for big models
- * (each helper holds the weights as f32, ~4× a q8_0 file, ~8× a q4_0 file).
+ * How many helpers to start: one per logical core, at most MAX_HELPERS, fewer for big models.
+ * A helper holds the weights dequantized to f32 (~4× a q8_0 file, ~8× a q4_0 file) when that
+ * stays under DENSE_LIMIT, else the file's bytes (~1.5× the file), plus one batch's activations.
  * @param {{bytes: number, dtype: string}} entry  the model's manifest entry
  */
 export function defaultPoolSize(entry) {
-  const cores = (typeof navigator !== 'undefined' && navigator.hardwareConcurrency) || 1;
-  const expand = { f32: 1.1, f16: 2.2, q8_0: 4.5, q4_0: 8 }[entry.dtype] ?? 4.5;
-  const perHelper = entry.bytes * expand + 64e6;
-  const byMemory = Math.max(1, Math.floor(MEMORY_BUDGET / perHelper));
+  const nav = typeof navigator !== 'undefined' ? navigator : {};
+  const cores = nav.hardwareConcurrency || 1;
+  // deviceMemory (GB, Chromium only) is what keeps a phone-class tab alive.
+  const budget = nav.deviceMemory ? Math.min(MEMORY_BUDGET, (nav.deviceMemory * 1e9) / 4) : MEMORY_BUDGET;
+  const expand = { f32: 1, f16: 2, q8_0: 3.7, q4_0: 5.8 }[entry.dtype] ?? 4; // measured: f32 file / this file
+  const dense = entry.bytes * expand;
+  const weights = dense <= DENSE_LIMIT ? dense : entry.bytes * 1.5;
+  const byMemory = Math.floor(budget / (weights + dense * ACTIVATIONS_PER_WEIGHT));
   return Math.max(1, Math.min(cores, MAX_HELPERS, byMemory));
 }
 
