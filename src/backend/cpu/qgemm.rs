@@ -19,8 +19,9 @@ pub const BLOCK: usize = 32;
 const MR: usize = 4;
 /// Output columns per panel: two groups of 4 i32 lanes.
 const NR: usize = 8;
-/// Rows per pass: their 16-bit `x` (MC × k × 2 bytes, ≤ 192 KB at k = 1536) stays in L2.
-const MC: usize = 64;
+/// Rows per pass (whole tiles): their 16-bit `x` (MC × k × 2 bytes, ≤ 192 KB at k = 1536)
+/// stays in L2.
+const MC: usize = 16 * MR;
 /// Largest 16-bit magnitude used, symmetric so no product pair can reach i32's edge.
 const X_MAX: f32 = 32767.0;
 
@@ -189,43 +190,46 @@ fn decode_q4_0(raw: &[u8], out: &mut [i8; BLOCK]) {
 /// `tile[r][c] += Σ_blocks (Σ_kk x[r][kk] · w[c][kk]) · (w_scale[c] · x_scale[r])`.
 fn micro_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    if rows.rows == MR {
-        return simd128_kernel(tile, rows, w, w_scales);
-    }
+    return simd128_kernel(tile, rows, w, w_scales);
+    #[allow(unreachable_code)]
     portable_kernel(tile, rows, w, w_scales)
 }
 
-/// [`micro_kernel`] on full tiles with wasm simd128.
+/// [`micro_kernel`] with wasm simd128. A partial tile (rows < MR) repeats its last row in the
+/// missing ones: the extra results are computed and never copied out.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn simd128_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
     use core::arch::wasm32::*;
     let (k, blocks) = (rows.k, rows.k / BLOCK);
-    assert!(w.len() >= k * NR && w_scales.len() >= blocks * NR);
-    assert!(rows.x.len() >= 3 * k + k && rows.x_scales.len() >= 4 * blocks);
+    let row = |r: usize| r.min(rows.rows - 1);
+    assert!(rows.rows >= 1 && w.len() >= k * NR && w_scales.len() >= blocks * NR);
+    assert!(rows.x.len() >= rows.rows * k && rows.x_scales.len() >= rows.rows * blocks);
     // SAFETY: the asserts bound every read: w[0 .. k·NR), w_scales[0 .. blocks·NR),
-    // x[r·k + 0 .. k) and x_scales[r·blocks + b] for r < 4; the tile is [[f32; 8]; 4].
-    // Unaligned v128 and 32-bit loads are allowed in wasm.
+    // x[row(r)·k + 0 .. k) and x_scales[row(r)·blocks + b] (row(r) < rows); the tile is
+    // [[f32; NR]; MR]. Unaligned v128 and 32-bit loads are allowed in wasm.
     unsafe {
         let t = tile.as_mut_ptr() as *mut v128;
-        let x = rows.x.as_ptr();
-        let xs = rows.x_scales.as_ptr();
+        let x: [*const i16; MR] = std::array::from_fn(|r| rows.x.as_ptr().add(row(r) * k));
+        let xs: [*const f32; MR] =
+            std::array::from_fn(|r| rows.x_scales.as_ptr().add(row(r) * blocks));
         let wp = w.as_ptr();
         for b in 0..blocks {
-            let mut acc = [i32x4_splat(0); 8];
+            // Row r's columns 0..4 and 4..8.
+            let mut acc = [i32x4_splat(0); 2 * MR];
             for q in b * BLOCK / 2..(b + 1) * BLOCK / 2 {
                 let w0 = v128_load(wp.add(q * 2 * NR) as *const v128);
                 let w1 = v128_load(wp.add(q * 2 * NR + 8) as *const v128);
                 for r in 0..MR {
                     // The row's two values at depths 2q, 2q+1, in every 32-bit lane.
-                    let pair = v128_load32_splat(x.add(r * k + 2 * q) as *const u32);
+                    let pair = v128_load32_splat(x[r].add(2 * q) as *const u32);
                     acc[2 * r] = i32x4_add(acc[2 * r], i32x4_dot_i16x8(pair, w0));
                     acc[2 * r + 1] = i32x4_add(acc[2 * r + 1], i32x4_dot_i16x8(pair, w1));
                 }
             }
             let ws0 = v128_load(w_scales.as_ptr().add(b * NR) as *const v128);
             let ws1 = v128_load(w_scales.as_ptr().add(b * NR + 4) as *const v128);
-            for r in 0..MR {
-                let x_scale = f32x4_splat(*xs.add(r * blocks + b));
+            for (r, row_scales) in xs.iter().enumerate() {
+                let x_scale = f32x4_splat(*row_scales.add(b));
                 for (half, ws) in [ws0, ws1].into_iter().enumerate() {
                     let i = 2 * r + half;
                     let scaled = f32x4_mul(f32x4_convert_i32x4(acc[i]), f32x4_mul(ws, x_scale));
