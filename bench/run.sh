@@ -21,6 +21,8 @@ node bench/browser.mjs "http://127.0.0.1:$port/" 2000 \
   all-MiniLM-L6-v2.q8_0.gguf,all-MiniLM-L6-v2.q4_0.gguf,all-MiniLM-L6-v2.f32.gguf
 # MPNet: q8_0 (the file the page offers by default for it); ~6 minutes at one thread.
 node bench/browser.mjs "http://127.0.0.1:$port/" 2000 all-mpnet-base-v2.q8_0.gguf
+# CPU vs WebGPU in one Chromium (headless Chromium's WebGPU is SwiftShader: CPU emulation, ~2/s)
+node bench/browser.mjs "http://127.0.0.1:$port/" 200 all-MiniLM-L6-v2.q8_0.gguf cpu,gpu
 
 # Full split: wall time, and every cell against sentence-transformers (f32 ±0.05, q8_0 ±0.5).
 mkdir -p bench/out

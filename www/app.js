@@ -89,14 +89,15 @@ function writeUrlState() {
 const state = {
   /** @type {import('./protocol.js').ModelEntry[]} */
   manifest: [],
+  /** The backend chosen on the page (and in the URL): "cpu" | "webgpu" | "auto". */
   backend: 'cpu',
-  /** @type {{entry: any, info: any, source: string, timings: any}|null} */
+  /** @type {{entry: any, info: any, source: string, timings: any, backend_status: any}|null} */
   loaded: null,
   loadingKey: null,
   userEngaged: false,
   /** @type {{id: number, split: string, encoder: string, done: number, total: number, phase: string}|null} */
   run: null,
-  /** @type {{report: any, timings: any, encoder: string, load: any}|null} */
+  /** @type {{report: any, timings: any, encoder: string, load: any, backend_status: any}|null} */
   result: null,
   playSeq: 0,
   playTimer: 0,
@@ -219,7 +220,7 @@ async function loadModel(entry) {
   updateLoadButton();
   updatePlayground();
   try {
-    const value = await engine.call('load', { model: entry, baseUrl: BASE_URL }, {
+    const value = await engine.call('load', { model: entry, baseUrl: BASE_URL, backend: state.backend }, {
       onProgress: (m) => {
         if (state.loadingKey !== key) return;
         if (m.unit === 'bytes' && m.total > 0) {
@@ -252,8 +253,7 @@ async function loadModel(entry) {
       `${from} and sha256-verified; ready in ${formatDuration(value.timings.total_ms)}.`);
     $('model-status').dataset.source = value.source;
     $('model-active').textContent = `${i.name} · ${i.dtype}`;
-    $('active-backend').textContent = value.backend === 'cpu' ? 'CPU · WebAssembly' : value.backend;
-    state.backend = value.backend || 'cpu';
+    renderBackend(value.backend_status);
     document.body.dataset.model = 'ready';
   } catch (err) {
     if (err.code === ERR.SUPERSEDED || state.loadingKey !== key) return;
@@ -272,21 +272,86 @@ async function loadModel(entry) {
 
 // ---------------------------------------------------------------- backend picker
 
+const BACKENDS = ['cpu', 'webgpu', 'auto'];
+const hasWebGpuApi = () => typeof navigator !== 'undefined' && 'gpu' in navigator;
+
 function setupBackend(wanted) {
+  const webgpu = document.querySelector('input[name="backend"][value="webgpu"]');
   const tag = $('webgpu-tag');
-  tag.textContent = 'coming';
-  tag.title = 'gpu' in navigator ? 'This browser has WebGPU; the GPU backend is not ready yet.' : 'This browser has no WebGPU.';
-  if (wanted && wanted !== 'cpu') {
-    setMessage($('model-status'), `The ${wanted} backend is not available yet: using the CPU.`, 'warning');
+  if (hasWebGpuApi()) {
+    $('webgpu-choice').title = 'Runs the encoder as WebGPU compute kernels; falls back to the CPU if the GPU cannot be used';
+  } else {
+    webgpu.disabled = true;
+    const why = window.isSecureContext ? 'This browser has no WebGPU.' : 'WebGPU needs a secure context (https or localhost).';
+    $('webgpu-choice').title = why;
+    webgpu.title = why;
+    tag.hidden = false;
+    tag.textContent = 'not available';
   }
-  state.backend = 'cpu';
-  $('active-backend').textContent = 'CPU · WebAssembly';
+  let choice = BACKENDS.includes(wanted) ? wanted : 'cpu';
+  if (wanted && !BACKENDS.includes(wanted)) {
+    setMessage($('model-status'), `The link asks for an unknown backend “${wanted}”: using the CPU.`, 'warning');
+  } else if (choice === 'webgpu' && webgpu.disabled) {
+    setMessage($('model-status'), 'The link asks for WebGPU, which this browser does not have: using the CPU.', 'warning');
+    choice = 'cpu';
+  }
+  selectBackend(choice);
   for (const r of document.querySelectorAll('input[name="backend"]')) {
     r.addEventListener('change', () => {
-      if (r.checked) state.backend = r.value;
+      if (!r.checked) return;
+      selectBackend(r.value);
       scheduleUrlWrite();
+      // A loaded (or loading) model is reloaded on the new backend; otherwise the next load uses it.
+      if (state.loaded || state.loadingKey) loadModel(selectedEntry());
     });
   }
+}
+
+function selectBackend(choice) {
+  state.backend = choice;
+  for (const r of document.querySelectorAll('input[name="backend"]')) r.checked = r.value === choice;
+  if (!state.loaded) {
+    $('active-backend').textContent = { cpu: 'CPU · WebAssembly', webgpu: 'WebGPU (once a model is loaded)', auto: 'Auto: WebGPU if available, else the CPU (once a model is loaded)' }[choice];
+  }
+}
+
+/** The adapter's name; in the browser wgpu gets none ("unnamed adapter…"), so the browser's
+ * own vendor and architecture (e.g. "google swiftshader") name it instead. */
+function adapterLabel(adapter) {
+  if (!adapter) return 'unknown adapter';
+  const info = adapter.browser_info;
+  const fromBrowser = info ? [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') : '';
+  return adapter.name && !/^unnamed adapter/.test(adapter.name) ? adapter.name : fromBrowser || adapter.name || 'unnamed adapter';
+}
+
+/** Shows where the model runs (`Model.backend_status()`): active backend, adapter, software
+ * adapter and CPU fallback warnings, and the backend's notices. */
+function renderBackend(status) {
+  if (!status) return;
+  const active = $('active-backend');
+  const adapter = status.adapter;
+  active.dataset.active = status.active;
+  active.dataset.requested = status.requested;
+  const adapterName = adapterLabel(adapter);
+  active.textContent = status.active === 'gpu'
+    ? `WebGPU · ${adapterName}${status.software_adapter ? ' (software)' : ''}`
+    : `CPU · WebAssembly${status.requested !== 'cpu' ? ' (WebGPU not used)' : ''}`;
+
+  const software = $('backend-software');
+  software.hidden = !(status.software_adapter && status.active === 'gpu');
+  software.textContent = software.hidden ? '' :
+    `The WebGPU adapter “${adapterName}” is a software fallback (e.g. SwiftShader): the GPU is emulated ` +
+    'on the CPU, so it is likely slower than the CPU (WebAssembly) backend, and its speed says nothing about a real GPU.';
+
+  const fallback = $('backend-fallback');
+  fallback.hidden = !(status.fallback_reason && status.active === 'cpu');
+  fallback.textContent = fallback.hidden ? '' : `WebGPU is not used: ${status.fallback_reason}.`;
+
+  const list = $('backend-notices');
+  // The fallback reason is also a notice: shown once, above.
+  const notices = (Array.isArray(status.notices) ? status.notices : []).filter((n) => fallback.hidden || n !== status.fallback_reason);
+  list.replaceChildren(...notices.map((n) => el('li', {}, n)));
+  list.hidden = notices.length === 0;
 }
 
 // ---------------------------------------------------------------- playground
@@ -416,6 +481,7 @@ async function updatePlayground() {
     setScore('score-model', 'meter-model', r.cosine);
     setScore('score-static', 'meter-static', r.static_cosine);
     setScoreState('ready');
+    if (r.backend_status) renderBackend(r.backend_status);
     $('score-model').dataset.a = String(a.length);
     const note = longTextNote(a, b, r.tokens);
     setMessage(msg, note || `Computed in ${r.ms < 1 ? '<1' : Math.round(r.ms)} ms` +
@@ -510,17 +576,22 @@ async function runBenchmark() {
         stats.dataset.total = String(m.total);
       }
     },
+    // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
+    onNotice: (m) => {
+      if (m.backend_status) renderBackend(m.backend_status);
+    },
   });
   state.run = { id, split, encoder, done: 0, total: 0, phase: 'data' };
   setRunning(true);
   try {
     const value = await promise;
     if (!value.report.paper) await fetchPaperTable();
-    state.result = { report: value.report, timings: value.timings, encoder, load };
+    state.result = { report: value.report, timings: value.timings, encoder, load, backend_status: value.backend_status || null };
+    if (value.backend_status) renderBackend(value.backend_status);
     const t = value.timings;
     setMessage(msg, `Done: ${nf0.format(t.sentences)} sentences in ${formatDuration(t.total_ms)}` +
       (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s` +
-        (t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
+        (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
     renderResults();
   } catch (err) {
     if (err.code === ERR.CANCELLED) {
@@ -720,11 +791,16 @@ function exportJson() {
   if (!state.result) return;
   const { report, timings, encoder, load } = state.result;
   const paper = paperFor(report, encoder);
+  // Where the run ended up running ("cpu" | "webgpu", the page's names); backend_status has the
+  // request, the adapter and any fallback in the wasm API's terms.
+  const backendStatus = state.result.backend_status || load.backend_status || null;
   const out = {
     ...report,
     ...(paper && !report.paper ? { paper } : {}),
     encoder,
-    backend: state.backend,
+    backend: backendStatus && backendStatus.active === 'gpu' ? 'webgpu' : 'cpu',
+    backend_choice: state.backend,
+    backend_status: backendStatus,
     browser: {
       user_agent: navigator.userAgent,
       language: navigator.language,
@@ -811,6 +887,11 @@ async function main() {
     const v = readUrlState();
     applyTextsFromUrl(v);
     if (v.view !== null) setProjector(v.view === 'projector');
+    if (BACKENDS.includes(v.backend) && v.backend !== state.backend &&
+        !document.querySelector(`input[name="backend"][value="${v.backend}"]`).disabled) {
+      selectBackend(v.backend);
+      if (state.loaded || state.loadingKey) loadModel(selectedEntry());
+    }
     const want = state.manifest.find((m) => m.name === v.model && m.dtype === v.dtype);
     if (want && modelKey(want) !== $('model-select').value) {
       $('model-select').value = modelKey(want);

@@ -1,11 +1,17 @@
-// Throughput benchmark page: model load time and sentences/s per model file, in this browser.
-// Driven by bench/browser.mjs (headless Chromium), which reads #results' data-json.
+// Throughput benchmark page: model load time and sentences/s per model file and backend, in this
+// browser. Driven by bench/browser.mjs (headless Chromium), which reads #results' data-json.
+//   ?sentences=2000            SR sentences embedded per model file
+//   &models=a.gguf,b.gguf      manifest files to measure (default: all)
+//   &backends=cpu,gpu          "cpu": Model.load + embed (wasm, one thread); "gpu":
+//                              Model.load_with_backend(bytes, "gpu") + await embed_async (WebGPU)
 import init, { Model, sentence_sample } from './pkg/sr_bench.js';
 
 const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
+const BACKENDS = ['cpu', 'gpu'];
 const params = new URLSearchParams(location.search);
 const count = Number(params.get('sentences') || 2000);
 const only = params.get('models'); // comma-separated file names, default: all of the manifest
+const backends = (params.get('backends') || 'cpu').split(',').map((b) => b.trim()).filter(Boolean);
 
 const status = document.getElementById('status');
 const out = document.getElementById('results');
@@ -16,28 +22,83 @@ async function bytes(url) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/** The adapter as the result rows carry it: null on the CPU; `software` marks CPU emulation
+ * (SwiftShader, `isFallbackAdapter`), whose figures say nothing about a real GPU. */
+async function adapterOf(model) {
+  const s = model.backend_status(); // plain JSON objects (json_compatible serializer)
+  const a = s.adapter;
+  if (!a) return null;
+  // In the browser wgpu gets no adapter name ("unnamed adapter…"): the browser's own info has one.
+  let browserInfo = null;
+  try {
+    const i = (await navigator.gpu.requestAdapter())?.info;
+    if (i) browserInfo = { vendor: i.vendor, architecture: i.architecture, device: i.device, description: i.description };
+  } catch { /* a description only */ }
+  const fromBrowser = browserInfo ? [browserInfo.vendor, browserInfo.architecture, browserInfo.device].filter(Boolean).join(' ') : '';
+  const name = /^unnamed adapter/.test(a.name) && fromBrowser ? fromBrowser : a.name;
+  return { name, backend: a.backend, device_type: a.device_type, driver: a.driver, software: !!s.software_adapter, wgpu_name: a.name, browser_info: browserInfo };
+}
+
+/** Loads and times one model file on one backend; returns a result row, or a skip reason. */
+async function measure(entry, data, backend, texts) {
+  let t0 = performance.now();
+  let model;
+  if (backend === 'cpu') {
+    model = Model.load(data);
+  } else {
+    try {
+      model = await Model.load_with_backend(data, 'gpu');
+    } catch (e) {
+      // e.g. no WebGPU adapter, or MPNet (the GPU kernels are BERT only)
+      return { skipped: `${entry.file} on the GPU: ${e.message || e}` };
+    }
+  }
+  const loadMs = performance.now() - t0;
+  try {
+    t0 = performance.now();
+    if (backend === 'cpu') model.embed(texts);
+    else await model.embed_async(texts);
+    const seconds = (performance.now() - t0) / 1000;
+    const s = model.backend_status();
+    const row = {
+      file: entry.file, dtype: entry.dtype, bytes: entry.bytes, backend, adapter: await adapterOf(model),
+      load_ms: loadMs, sentences: texts.length, sentences_per_s: texts.length / seconds,
+    };
+    // A GPU that failed mid-run finished on the CPU: the figure is not a GPU figure.
+    if (backend === 'gpu' && s.active !== 'gpu') row.fell_back_to_cpu = s.fallback_reason;
+    return row;
+  } finally {
+    model.free();
+  }
+}
+
+function line(r) {
+  const where = r.backend === 'cpu' ? 'cpu' : `gpu ${r.adapter ? r.adapter.name : '?'}${r.adapter && r.adapter.software ? ' (software)' : ''}`;
+  return `${r.file.padEnd(32)} ${where.padEnd(28)} load ${r.load_ms.toFixed(0).padStart(6)} ms   ${r.sentences_per_s.toFixed(1).padStart(7)} sentences/s`;
+}
+
 async function main() {
+  const unknown = backends.filter((b) => !BACKENDS.includes(b));
+  if (unknown.length) throw new Error(`unknown backend(s) ${unknown.join(', ')}: use ${BACKENDS.join(', ')}`);
   await init();
   const csvs = await Promise.all(SR_FILES.map((name) => bytes(`data/sr/${name}.csv`)));
   const texts = sentence_sample(csvs, count);
   const manifest = await (await fetch('models/manifest.json')).json();
   const files = manifest.models.filter((m) => !only || only.split(',').includes(m.file));
   const results = [];
+  const skipped = [];
   for (const entry of files) {
     status.textContent = `${entry.file}: downloading…`;
     const data = await bytes(`models/${entry.file}`);
-    status.textContent = `${entry.file}: embedding ${texts.length} sentences…`;
-    let t0 = performance.now();
-    const model = Model.load(data);
-    const loadMs = performance.now() - t0;
-    t0 = performance.now();
-    model.embed(texts);
-    const seconds = (performance.now() - t0) / 1000;
-    model.free();
-    results.push({ file: entry.file, dtype: entry.dtype, bytes: entry.bytes, load_ms: loadMs, sentences: texts.length, sentences_per_s: texts.length / seconds });
-    out.textContent = results.map((r) => `${r.file.padEnd(32)} load ${r.load_ms.toFixed(0).padStart(6)} ms   ${r.sentences_per_s.toFixed(1).padStart(7)} sentences/s`).join('\n');
+    for (const backend of backends) {
+      status.textContent = `${entry.file}: embedding ${texts.length} sentences on the ${backend}…`;
+      const r = await measure(entry, data, backend, texts);
+      if (r.skipped) skipped.push(r.skipped);
+      else results.push(r);
+      out.textContent = [...results.map(line), ...skipped.map((s) => `skipped: ${s}`)].join('\n');
+    }
   }
-  out.dataset.json = JSON.stringify({ userAgent: navigator.userAgent, results });
+  out.dataset.json = JSON.stringify({ userAgent: navigator.userAgent, results, skipped });
   status.textContent = 'done';
 }
 

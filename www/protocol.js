@@ -9,7 +9,10 @@
 // live while a benchmark runs; `cancel` is seen within one chunk (64 sentences).
 //
 // Page → worker (requests)
-//   load        fetch (or take from the Cache API), verify (sha256) and load a model.
+//   load        fetch (or take from the Cache API), verify (sha256) and load a model on the
+//               chosen backend ("cpu": Model.load; "webgpu"/"auto": Model.load_with_backend with
+//               "gpu"/"auto"). WebGPU failing never fails the load: the CPU takes over and
+//               backend_status.fallback_reason says why.
 //               Cancels a running benchmark first (it ends with error code "cancelled",
 //               reason "model-changed"). A newer `load` supersedes an older one still in flight.
 //   similarity  cosine of two texts, by the model and by the syntax-blind baseline.
@@ -19,6 +22,8 @@
 //               (pool.js + embed-worker.js: one wasm instance and model copy each, one per core),
 //               fed length-sorted chunks longest first via Evaluation.next_chunk and booked in
 //               with Evaluation.accept_embeddings; this worker only schedules, so it stays free.
+//               With a model running on WebGPU this worker embeds the chunks itself with
+//               Model.embed_async (GPU calls never overlap: a similarity waits for the current chunk).
 //   cancel      stop the benchmark started by request `target`.
 //
 // Worker → page (answers)
@@ -87,6 +92,7 @@ export const ERR = Object.freeze({
  * @property {number} id
  * @property {ModelEntry} model
  * @property {string} baseUrl  absolute URL of the site root (ends with "/")
+ * @property {'cpu'|'webgpu'|'auto'} [backend]  default "cpu"
  */
 /**
  * @typedef {object} SimilarityRequest
@@ -136,8 +142,9 @@ export const ERR = Object.freeze({
  * @property {'notice'} type
  * @property {number} id
  * @property {'info'|'warning'} level
- * @property {string} code      e.g. "cache-corrupt", "cache-unavailable"
+ * @property {string} code      e.g. "cache-corrupt", "cache-unavailable", "backend" (a new backend notice during a run)
  * @property {string} message   plain text for the user
+ * @property {BackendStatus} [backend_status]  with code "backend": the status after the notice
  */
 /**
  * @typedef {object} ResultMessage
@@ -158,9 +165,20 @@ export const ERR = Object.freeze({
 /** @typedef {ProgressMessage|NoticeMessage|ResultMessage|ErrorMessage} Answer */
 
 /**
+ * `Model.backend_status()`: where the encoder runs and why (the wasm API's names: "gpu" is WebGPU).
+ * @typedef {object} BackendStatus
+ * @property {'cpu'|'gpu'|'auto'} requested
+ * @property {'cpu'|'gpu'} active
+ * @property {{name: string, backend: string, device_type: string, driver: string, software: boolean}|null} adapter
+ * @property {boolean} software_adapter  a software fallback adapter (SwiftShader…): the GPU is emulated on the CPU
+ * @property {string|null} fallback_reason  why the CPU runs although WebGPU was asked for
+ * @property {string[]} notices  oldest first; grows when the GPU fails mid-run (the batch is redone on the CPU)
+ */
+/**
  * @typedef {object} LoadResult
  * @property {ModelInfo} info
- * @property {string} backend        the backend the model runs on ("cpu", later "webgpu")
+ * @property {string} backend        where the model runs now: "cpu" | "gpu" (Model.backend)
+ * @property {BackendStatus} backend_status
  * @property {ModelEntry} entry
  * @property {'cache'|'network'} source
  * @property {{fetch_ms: number, verify_ms: number, init_ms: number}} timings
@@ -171,6 +189,7 @@ export const ERR = Object.freeze({
  * @property {number} static_cosine  syntax-blind baseline cosine
  * @property {number} ms
  * @property {[number, number]|null} tokens  token counts of a and b after truncation (special tokens included)
+ * @property {BackendStatus} backend_status  after this call
  */
 /**
  * @typedef {object} EmbedResult
@@ -180,9 +199,11 @@ export const ERR = Object.freeze({
 /**
  * @typedef {object} EvaluateResult
  * @property {object} report   the CLI's report schema (results, stsb_test, paper?, pairs)
+ * @property {BackendStatus} backend_status  at the end of the run
  * @property {{data_ms: number, prepare_ms: number, embed_ms: number, finish_ms: number,
- *             total_ms: number, sentences: number, workers: number, sentences_per_s: number}} timings
- *   embed_ms is the wall time of the embedding phase; workers the number of threads that embedded.
+ *             total_ms: number, sentences: number, workers: number, gpu: boolean, sentences_per_s: number}} timings
+ *   embed_ms is the wall time of the embedding phase; workers the number of threads that embedded;
+ *   gpu: the model's chunks went to WebGPU (Model.embed_async) rather than to CPU helpers.
  */
 
 /** Cache key for a model file: its URL plus its sha256, so a rebuilt model never hits a stale entry. */

@@ -26,6 +26,31 @@ let modelBytes = null;
 let modelEntry = null;
 /** The benchmark's pool of embedding helpers, for `modelEntry`. @type {{key: string, size: number, ready: Promise<EmbedPool>}|null} */
 let pool = null;
+/** The model was loaded with `load_with_backend` ("webgpu"/"auto"): its GPU is reached only
+ * through the async methods, which fall back to the CPU by themselves. */
+let modelIsAsync = false;
+/** Set when WebGPU was asked for but the model had to be loaded on the CPU: `{requested, reason}`. */
+let loadFallback = null;
+/** The browser's own GPUAdapterInfo for the model's adapter: wgpu gets no name from it in the
+ * browser ("unnamed adapter"), while `info` says e.g. vendor "google", architecture "swiftshader". */
+let adapterInfo = null;
+
+/** The page's backend names → the wasm API's (`Model.load_with_backend`); "cpu" keeps `Model.load`. */
+const API_BACKEND = Object.freeze({ webgpu: 'gpu', auto: 'auto' });
+/** A GPU run hands out chunks sized to take about this long, so cancel and a playground
+ * request (which waits for the GPU) are answered quickly even on a slow software adapter. */
+const GPU_CHUNK_SECONDS = 1;
+const GPU_CHUNK_MIN = 4;
+const GPU_CHUNK_MAX = 64;
+
+// The GPU encoder refuses overlapping batches ("busy"), and a model cannot be freed while one of
+// its async calls is in flight: every async use of a model, and its free(), queue up here.
+let modelQueue = Promise.resolve();
+function exclusive(task) {
+  const result = modelQueue.then(task);
+  modelQueue = result.catch(() => {});
+  return result;
+}
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -75,6 +100,53 @@ function toPlain(v) {
 
 const yieldToEvents = () => new Promise((r) => setTimeout(r, 0));
 
+/** `Model.backend_status()` of the loaded model, plus the reason when WebGPU was asked for and
+ * the model had to be loaded on the CPU instead. */
+function backendStatus(m = model) {
+  if (!m) return null;
+  const status = toPlain(m.backend_status());
+  if (status.adapter && adapterInfo) status.adapter.browser_info = adapterInfo;
+  if (loadFallback && m === model) {
+    status.requested = loadFallback.requested;
+    status.fallback_reason = loadFallback.reason;
+    status.notices = [loadFallback.reason, ...status.notices];
+  }
+  return status;
+}
+
+/** `{vendor, architecture, device, description}` of the adapter this browser hands out, or null. */
+async function browserAdapterInfo() {
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    const i = adapter && adapter.info;
+    return i ? { vendor: i.vendor, architecture: i.architecture, device: i.device, description: i.description } : null;
+  } catch {
+    return null; // only a description: never a reason to fail
+  }
+}
+
+/**
+ * Loads the model for the page's backend choice. WebGPU failing (no adapter, a refused device,
+ * a model the GPU kernels do not support) never fails the load: the CPU takes over, and
+ * `fallback` says why.
+ */
+async function loadForBackend(bytes, backend, file) {
+  const wanted = API_BACKEND[backend];
+  let fallback = null;
+  if (wanted) {
+    try {
+      return { model: await Model.load_with_backend(bytes, wanted), isAsync: true, fallback };
+    } catch (e) {
+      fallback = { requested: wanted, reason: `${messageOf(e)}; running on the CPU` }; // as "auto" words it
+    }
+  }
+  try {
+    return { model: Model.load(bytes), isAsync: false, fallback };
+  } catch (e) {
+    throw codedError(ERR.BAD_MODEL, `${file} could not be loaded: ${messageOf(e)}`);
+  }
+}
+
 function cancelRun(reason) {
   if (run && !run.cancelled) {
     run.cancelled = true;
@@ -115,12 +187,9 @@ async function onLoad(msg) {
   onProgress('init', 0, 1, 'steps');
   await yieldToEvents();
   const t0 = performance.now();
-  let next;
-  try {
-    next = Model.load(got.bytes);
-  } catch (e) {
-    throw codedError(ERR.BAD_MODEL, `${msg.model.file} could not be loaded: ${messageOf(e)}`);
-  }
+  const loaded = await loadForBackend(got.bytes, msg.backend || 'cpu', msg.model.file);
+  const next = loaded.model;
+  const nextAdapterInfo = next.backend === 'gpu' ? await browserAdapterInfo() : null;
   const info = toPlain(next.info());
   const init_ms = performance.now() - t0;
   if (superseded()) {
@@ -134,7 +203,10 @@ async function onLoad(msg) {
   const old = model;
   model = next;
   modelInfo = info;
-  if (old) old.free();
+  modelIsAsync = loaded.isAsync;
+  loadFallback = loaded.fallback;
+  adapterInfo = nextAdapterInfo;
+  if (old) exclusive(() => old.free()); // after any similarity still in flight on it
   modelBytes = got.bytes;
   modelEntry = msg.model;
   dropPool();
@@ -142,6 +214,7 @@ async function onLoad(msg) {
   return {
     info,
     backend: typeof next.backend === 'string' ? next.backend : 'cpu',
+    backend_status: backendStatus(next),
     entry: msg.model,
     source: got.source,
     timings: { fetch_ms: got.fetch_ms, verify_ms: got.verify_ms, init_ms, total_ms: performance.now() - started },
@@ -153,22 +226,34 @@ function requireModel() {
   return model;
 }
 
-function onSimilarity(msg) {
-  const m = requireModel();
-  const t0 = performance.now();
-  const cosine = m.similarity(String(msg.a), String(msg.b));
-  const static_cosine = m.static_similarity(String(msg.a), String(msg.b));
+function similarityOf(m, a, b, cosine, t0) {
+  const static_cosine = m.static_similarity(a, b); // the word table only: always on the CPU
   const ms = performance.now() - t0;
   // Tokens after truncation (special tokens included): equal to max_seq_length means cut off.
-  const tokens = typeof m.token_count === 'function'
-    ? [m.token_count(String(msg.a)), m.token_count(String(msg.b))] : null;
-  return { cosine, static_cosine, ms, tokens };
+  const tokens = typeof m.token_count === 'function' ? [m.token_count(a), m.token_count(b)] : null;
+  return { cosine, static_cosine, ms, tokens, backend_status: backendStatus(m) };
+}
+
+function onSimilarity(msg) {
+  const m = requireModel();
+  const a = String(msg.a);
+  const b = String(msg.b);
+  if (!modelIsAsync) {
+    const t0 = performance.now();
+    return similarityOf(m, a, b, m.similarity(a, b), t0);
+  }
+  // The GPU is reached only asynchronously; the timer starts when the GPU is ours (a run's chunk may be ahead).
+  return exclusive(async () => {
+    const t0 = performance.now();
+    return similarityOf(m, a, b, await m.similarity_async(a, b), t0);
+  });
 }
 
 function onEmbed(msg) {
   const m = requireModel();
-  const embeddings = m.embed(msg.texts.map(String));
-  return { embeddings, dim: m.dim };
+  const texts = msg.texts.map(String);
+  if (modelIsAsync) return exclusive(async () => ({ embeddings: await m.embed_async(texts), dim: m.dim }));
+  return { embeddings: m.embed(texts), dim: m.dim };
 }
 
 async function fetchData(path, baseUrl) {
@@ -252,7 +337,9 @@ async function onEvaluate(msg) {
     }
     const total = ev.prepare(m);
     let engines = null;
-    if ((msg.encoder || 'model') === 'model') {
+    // A model running on the GPU embeds the chunks itself (embed_async); the CPU pool is for CPU models.
+    const onGpu = (msg.encoder || 'model') === 'model' && modelIsAsync && m.backend === 'gpu';
+    if ((msg.encoder || 'model') === 'model' && !onGpu) {
       try {
         engines = await getPool(Number(msg.workers) || 0, (size) => progress('prepare', 0, size, 'workers', 0));
       } catch (e) {
@@ -284,6 +371,9 @@ async function onEvaluate(msg) {
       }
       checkCancel();
       embedMs = performance.now() - t2;
+    } else if (onGpu) {
+      done = await embedOnGpu(m, ev, me.id, total, t2, checkCancel);
+      embedMs = performance.now() - t2;
     } else {
       while (!ev.is_done()) {
         const s = performance.now();
@@ -299,6 +389,7 @@ async function onEvaluate(msg) {
     const t4 = performance.now();
     return {
       report,
+      backend_status: backendStatus(m),
       timings: {
         data_ms: t1 - t0,
         prepare_ms: t2 - t1,
@@ -307,6 +398,7 @@ async function onEvaluate(msg) {
         total_ms: t4 - t0,
         sentences: total,
         workers: engines ? engines.size : 1,
+        gpu: onGpu,
         sentences_per_s: embedMs > 0 ? total / (embedMs / 1000) : null,
       },
     };
@@ -315,6 +407,35 @@ async function onEvaluate(msg) {
     run = null;
     finished();
   }
+}
+
+/**
+ * Drives a run on the GPU: one chunk at a time through the model's own `embed_async` (a GPU
+ * failure redoes the chunk on the CPU and the run goes on there; the notices say so). Returns
+ * the sentences done.
+ */
+async function embedOnGpu(m, ev, id, total, started, checkCancel) {
+  let done = 0;
+  let size = GPU_CHUNK_MIN * 2; // the first chunks hold the longest sentences: start small, then measure
+  let noticesShown = backendStatus(m).notices.length;
+  for (;;) {
+    const chunk = ev.next_chunk(size);
+    if (!chunk.texts.length) break;
+    const t0 = performance.now();
+    const embeddings = await exclusive(() => m.embed_async(chunk.texts));
+    const seconds = (performance.now() - t0) / 1000;
+    done = ev.accept_embeddings(chunk.start, chunk.texts.length, embeddings);
+    post({ type: 'progress', id, phase: 'evaluate', done, total, unit: 'sentences', elapsed_ms: performance.now() - started });
+    const status = backendStatus(m);
+    for (const message of status.notices.slice(noticesShown)) {
+      post({ type: 'notice', id, level: 'warning', code: 'backend', message, backend_status: status });
+    }
+    noticesShown = status.notices.length;
+    const perSecond = chunk.texts.length / Math.max(seconds, 1e-3);
+    size = Math.max(GPU_CHUNK_MIN, Math.min(GPU_CHUNK_MAX, Math.round(perSecond * GPU_CHUNK_SECONDS)));
+    checkCancel();
+  }
+  return done;
 }
 
 function onCancel(msg) {

@@ -159,7 +159,12 @@ describe('sr-bench web demo', { skip }, () => {
     for (const m of manifest) assert.ok(options.includes(`${m.name}@${m.dtype}`), `${m.name}@${m.dtype} offered`);
     assert.match(await page.inputValue('#model-select'), /@q8_0$/, 'q8_0 preselected');
     assert.match(await text('#model-select option:checked'), /MB/, 'the download size is shown');
-    assert.equal(await page.isDisabled('input[name="backend"][value="webgpu"]'), true, 'WebGPU shown but disabled');
+    // Backend picker: CPU by default; WebGPU offered where the browser has the API (else disabled,
+    // saying why); the WebGPU paths themselves are tested in webgpu-page.test.mjs.
+    assert.equal(await page.isChecked('input[name="backend"][value="cpu"]'), true, 'CPU preselected');
+    const webgpuApi = await page.evaluate(() => 'gpu' in navigator);
+    assert.equal(await page.isDisabled('input[name="backend"][value="webgpu"]'), !webgpuApi, 'WebGPU enabled iff navigator.gpu');
+    assert.equal(await page.isDisabled('input[name="backend"][value="auto"]'), false, 'Auto offered');
     assert.match(await text('#active-backend'), /CPU/);
     assert.equal(await page.isChecked('input[name="split"][value="quick"]'), true, 'quick preselected');
   });
@@ -275,6 +280,8 @@ describe('sr-bench web demo', { skip }, () => {
     }
     assert.equal(json.split, 'quick');
     assert.equal(json.backend, 'cpu');
+    assert.equal(json.backend_status.active, 'cpu');
+    assert.equal(json.backend_status.adapter, null);
     if (cli) {
       for (const dim of DIMS) {
         for (const f of FILES) assert.equal(json.results[dim][f].n, cli.results[dim][f].n, `${dim}/${f}: same rows as the CLI`);
