@@ -138,7 +138,8 @@ run_tests() {
   python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-mpnet-base-v2.json"))["items"]]))' \
     | "$CLI" embed --model www/models/all-mpnet-base-v2.q8_0.gguf > tests/artifacts/native-embeddings.all-mpnet-base-v2.q8_0.json
   "$CLI" eval --model "www/models/$MODEL.q8_0.gguf" --data data --split quick --json tests/artifacts/eval-quick.q8_0.json > /dev/null
-  WASM_BINDGEN_TEST_TIMEOUT=900 wasm-pack test --headless --chrome --release
+  # The per-binary limit: browser_gpu runs the quick SR split on SwiftShader (~19 min quiet).
+  WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"
   local port; port=$(free_port)
