@@ -7,27 +7,8 @@ use sr_bench::model::cosine;
 
 const MODEL: &str = "all-MiniLM-L6-v2";
 
-/// Embeds the 82 fixture texts and returns (min cosine, text with the min).
 fn min_cosine_against_reference(dtype: &str) -> (f32, String) {
-    let fixture = common::fixture(MODEL);
-    let embedder =
-        load_embedder(common::model_bytes(MODEL, dtype), BackendKind::Cpu).expect("model loads");
-    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
-    let vectors = embedder.embed(&texts).expect("embedding works");
-    assert_eq!(vectors.len(), 82);
-    let mut worst = (f32::INFINITY, String::new());
-    for (item, v) in fixture.items.iter().zip(&vectors) {
-        assert_eq!(v.len(), item.embedding.len(), "dimension");
-        let c = cosine(v, &item.embedding);
-        if c < worst.0 {
-            worst = (c, item.text.chars().take(40).collect());
-        }
-    }
-    println!(
-        "{MODEL} {dtype}: min cosine vs sentence-transformers over 82 texts = {:.6} ({:?})",
-        worst.0, worst.1
-    );
-    worst
+    common::min_cosine_against_reference(MODEL, dtype)
 }
 
 #[test]

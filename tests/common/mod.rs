@@ -57,3 +57,34 @@ pub fn data_dir() -> PathBuf {
     );
     dir
 }
+
+/// Embeds the 82 fixture texts of `model` with its `dtype` file on the CPU and returns
+/// (min cosine vs sentence-transformers, the first 40 characters of that text), printing both
+/// with the embedding time.
+pub fn min_cosine_against_reference(model: &str, dtype: &str) -> (f32, String) {
+    let fixture = fixture(model);
+    let embedder = sr_bench::backend::load_embedder(
+        model_bytes(model, dtype),
+        sr_bench::backend::BackendKind::Cpu,
+    )
+    .expect("model loads");
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let start = std::time::Instant::now();
+    let vectors = embedder.embed(&texts).expect("embedding works");
+    let seconds = start.elapsed().as_secs_f64();
+    assert_eq!(vectors.len(), 82);
+    let mut worst = (f32::INFINITY, String::new());
+    for (item, v) in fixture.items.iter().zip(&vectors) {
+        assert_eq!(v.len(), item.embedding.len(), "dimension");
+        let c = sr_bench::model::cosine(v, &item.embedding);
+        if c < worst.0 {
+            worst = (c, item.text.chars().take(40).collect());
+        }
+    }
+    println!(
+        "{model} {dtype}: min cosine vs sentence-transformers over 82 texts = {:.7} ({:?}); \
+         embedded in {seconds:.1} s",
+        worst.0, worst.1
+    );
+    worst
+}
