@@ -3,34 +3,17 @@
 //! evaluation chunk. Kernel-level tests run natively on lavapipe (tests/webgpu_kernels.rs).
 #![cfg(target_arch = "wasm32")]
 
+mod browser_common;
+use browser_common::fetch;
+
 use serde::Deserialize;
 use sr_bench::model::cosine;
 use sr_bench::wasm::{Evaluation, Model};
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 const MODEL_URL: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
-
-async fn fetch(url: &str) -> Vec<u8> {
-    let window = web_sys::window().expect("a window");
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
-        .await
-        .expect("fetch")
-        .dyn_into()
-        .unwrap();
-    assert!(
-        response.ok(),
-        "GET {url} → {}: run ./build.sh build first",
-        response.status()
-    );
-    let buffer = JsFuture::from(response.array_buffer().unwrap())
-        .await
-        .unwrap();
-    js_sys::Uint8Array::new(&buffer).to_vec()
-}
 
 #[derive(Deserialize)]
 struct Fixture {

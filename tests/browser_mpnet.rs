@@ -7,12 +7,14 @@
 //! leaves free. Files are fetched from the crate root, which wasm-bindgen-test-runner serves.
 #![cfg(target_arch = "wasm32")]
 
+mod browser_common;
+use browser_common::fetch;
+
 use serde::Deserialize;
 use sr_bench::backend::{load_embedder, BackendKind};
 use sr_bench::model::cosine;
 use sr_bench::wasm::Model;
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
@@ -20,33 +22,6 @@ wasm_bindgen_test_configure!(run_in_dedicated_worker);
 const MODEL_URL: &str = "/www/models/all-mpnet-base-v2.q8_0.gguf";
 
 /// `fetch` on the worker's global scope (there is no `window` in a worker).
-async fn fetch(url: &str) -> Vec<u8> {
-    let global = js_sys::global();
-    let fetch: js_sys::Function = js_sys::Reflect::get(&global, &JsValue::from_str("fetch"))
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    let promise: js_sys::Promise = fetch
-        .call1(&global, &JsValue::from_str(url))
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    let response: web_sys::Response = JsFuture::from(promise)
-        .await
-        .expect("fetch")
-        .dyn_into()
-        .unwrap();
-    assert!(
-        response.ok(),
-        "GET {url} → {}: run ./build.sh build first",
-        response.status()
-    );
-    let buffer = JsFuture::from(response.array_buffer().unwrap())
-        .await
-        .unwrap();
-    js_sys::Uint8Array::new(&buffer).to_vec()
-}
-
 #[derive(Deserialize)]
 struct Fixture {
     items: Vec<Item>,
