@@ -118,14 +118,23 @@ pub struct Linear {
 impl Linear {
     /// `x`: `[batch, seq, in]` → `[batch, seq, out]`, computed as one 2-D product.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.forward_with(x, false)
+    }
+
+    /// `gelu(x·Wᵀ + b)` (BERT's and MPNet's intermediate layer).
+    pub fn forward_gelu(&self, x: &Tensor) -> Result<Tensor> {
+        self.forward_with(x, true)
+    }
+
+    fn forward_with(&self, x: &Tensor, gelu: bool) -> Result<Tensor> {
         match &self.weight {
-            LinearWeight::Ready(w) => self.candle(w, x),
-            LinearWeight::Streaming(q) => self.streamed(q, x),
-            LinearWeight::InFile { file, name } => self.streamed(&file.tensor(name)?, x),
-            LinearWeight::Packed(w) => self.ours(x, w.out_features(), |x, m| {
+            LinearWeight::Ready(w) => self.candle(w, x, gelu),
+            LinearWeight::Streaming(q) => self.streamed(q, x, gelu),
+            LinearWeight::InFile { file, name } => self.streamed(&file.tensor(name)?, x, gelu),
+            LinearWeight::Packed(w) => self.ours(x, w.out_features(), gelu, |x, m| {
                 w.matmul_bias(x, m, &self.bias_values)
             }),
-            LinearWeight::Quant(w) => self.ours(x, w.out_features(), |x, m| {
+            LinearWeight::Quant(w) => self.ours(x, w.out_features(), gelu, |x, m| {
                 w.matmul_bias(x, m, &self.bias_values)
             }),
         }
@@ -134,40 +143,43 @@ impl Linear {
     /// A weight kept quantized (`Streaming`), expanded for this product only: in wasm packed
     /// for the integer kernel (q8_0/q4_0: packing costs ~1/rows of the product), else to f32
     /// (the same numbers as `Ready(QMatMul::Tensor)`).
-    fn streamed(&self, q: &QTensor, x: &Tensor) -> Result<Tensor> {
+    fn streamed(&self, q: &QTensor, x: &Tensor, gelu: bool) -> Result<Tensor> {
         if cfg!(target_arch = "wasm32") && matches!(q.dtype(), GgmlDType::Q8_0 | GgmlDType::Q4_0) {
             let w = QuantPackedWeight::from_qtensor(q)?;
-            return self.ours(x, w.out_features(), |x, m| {
+            return self.ours(x, w.out_features(), gelu, |x, m| {
                 w.matmul_bias(x, m, &self.bias_values)
             });
         }
-        self.candle(&QMatMul::Tensor(q.dequantize(&Device::Cpu)?), x)
+        self.candle(&QMatMul::Tensor(q.dequantize(&Device::Cpu)?), x, gelu)
     }
 
-    fn candle(&self, w: &QMatMul, x: &Tensor) -> Result<Tensor> {
+    fn candle(&self, w: &QMatMul, x: &Tensor, gelu: bool) -> Result<Tensor> {
         let (b, t, k) = x.dims3()?;
         let y = w.forward(&x.reshape((b * t, k))?)?;
         let n = y.dim(1)?;
-        Ok(y.broadcast_add(&self.bias)?.reshape((b, t, n))?)
-    }
-
-    /// `gelu(x·Wᵀ + b)` (BERT's and MPNet's intermediate layer).
-    pub fn forward_gelu(&self, x: &Tensor) -> Result<Tensor> {
-        let y = self.forward(x)?;
+        let y = y.broadcast_add(&self.bias)?.reshape((b, t, n))?;
+        if !gelu {
+            return Ok(y);
+        }
         let mut values = y.flatten_all()?.to_vec1::<f32>()?;
         gelu_erf_in_place(&mut values);
-        Ok(Tensor::from_vec(values, y.shape(), &Device::Cpu)?)
+        Ok(Tensor::from_vec(values, (b, t, n), &Device::Cpu)?)
     }
 
-    /// Runs one of our kernels (bias included) on `x`'s values as an `m × in` matrix.
+    /// Runs one of our kernels (bias included) on `x`'s values as an `m × in` matrix, with
+    /// GELU applied to its output before it becomes a tensor (no extra copy).
     fn ours(
         &self,
         x: &Tensor,
         n: usize,
+        gelu: bool,
         product: impl Fn(&[f32], usize) -> Vec<f32>,
     ) -> Result<Tensor> {
         let (b, t, _) = x.dims3()?;
-        let y = product(&x.flatten_all()?.to_vec1::<f32>()?, b * t);
+        let mut y = product(&x.flatten_all()?.to_vec1::<f32>()?, b * t);
+        if gelu {
+            gelu_erf_in_place(&mut y);
+        }
         Ok(Tensor::from_vec(y, (b, t, n), &Device::Cpu)?)
     }
 }
