@@ -93,14 +93,17 @@ async fn bad_model_bytes_become_a_plain_error_not_a_panic() {
     let err = Model::load(b"<html>not a model</html>".to_vec())
         .err()
         .expect("must fail");
-    let msg: js_sys::Error = wasm_bindgen::JsValue::from(err).dyn_into().unwrap();
+    let msg: js_sys::Error = err.dyn_into().unwrap();
     assert!(String::from(msg.message()).contains("not a GGUF"));
     let bytes = fetch(MODEL_URL).await;
     let err = Model::load(bytes[..bytes.len() / 3].to_vec())
         .err()
         .expect("must fail");
-    let msg: js_sys::Error = wasm_bindgen::JsValue::from(err).dyn_into().unwrap();
+    let msg: js_sys::Error = err.dyn_into().unwrap();
     assert!(String::from(msg.message()).contains("truncated"));
+    // The code is Rust's, for the page to act on (protocol.js ERR.BAD_MODEL).
+    let code = js_sys::Reflect::get(&msg, &"code".into()).unwrap();
+    assert_eq!(code.as_string().as_deref(), Some("bad-model"));
 }
 
 #[wasm_bindgen_test]

@@ -31,11 +31,11 @@ struct Status {
 }
 
 async fn gpu_model() -> Model {
-    let model = Model::load_with_backend(fetch(MODEL_URL).await, "gpu".into())
+    let model = Model::load_with_backend(fetch(MODEL_URL).await, "gpu".into(), None)
         .await
         .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
     let status: Status = serde_wasm_bindgen::from_value(model.backend_status().unwrap()).unwrap();
-    assert_eq!(status.active, "gpu");
+    assert_eq!(status.active, "webgpu");
     assert!(
         status.software_adapter,
         "headless Chromium's adapter is SwiftShader: it must be reported as software"

@@ -125,7 +125,7 @@ async fn mpnet_q8_0_wasm_memory_by_batch_size() {
         loaded / file_bytes,
         mb(file_bytes)
     ));
-    // The file's bytes hold the quantized weights (`MatmulMode::Streaming`); the rest is the
+    // The file's bytes hold the quantized weights (`MatmulMode::UnpackPerProduct`); the rest is the
     // token table read out for lookups, the small f32 tensors and the tokenizer. Dense f32
     // weights alone would be 340 MB.
     assert!(

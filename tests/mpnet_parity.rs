@@ -126,12 +126,12 @@ fn default_matmul_mode_follows_the_dense_size_rule() {
         println!("{name} {dtype}: dense f32 linear weights {dense_mb:.1} MB → {mode:?}");
         mode
     };
-    assert_eq!(mode(MODEL, "q8_0"), MatmulMode::Streaming);
-    assert_eq!(mode(MODEL, "q4_0"), MatmulMode::Streaming);
+    assert_eq!(mode(MODEL, "q8_0"), MatmulMode::UnpackPerProduct);
+    assert_eq!(mode(MODEL, "q4_0"), MatmulMode::UnpackPerProduct);
     // Streamed from the file's bytes, the f32 weights are not held a second time.
-    assert_eq!(mode(MODEL, "f32"), MatmulMode::Streaming);
-    assert_eq!(mode("all-MiniLM-L6-v2", "q8_0"), MatmulMode::F32);
-    assert_eq!(mode("all-MiniLM-L6-v2", "f32"), MatmulMode::F32);
+    assert_eq!(mode(MODEL, "f32"), MatmulMode::UnpackPerProduct);
+    assert_eq!(mode("all-MiniLM-L6-v2", "q8_0"), MatmulMode::UnpackAtLoad);
+    assert_eq!(mode("all-MiniLM-L6-v2", "f32"), MatmulMode::UnpackAtLoad);
 }
 
 #[test]
@@ -148,20 +148,21 @@ fn streaming_gives_exactly_the_dense_f32_numbers() {
     // Through load_embedder_with: the weights stay in the file's bytes.
     for dtype in ["f32", "q4_0"] {
         assert_eq!(
-            embed(dtype, MatmulMode::F32),
-            embed(dtype, MatmulMode::Streaming),
+            embed(dtype, MatmulMode::UnpackAtLoad),
+            embed(dtype, MatmulMode::UnpackPerProduct),
             "{dtype}: the same f32 products, bit for bit"
         );
     }
-    let dense = embed("q8_0", MatmulMode::F32);
-    let streaming = embed("q8_0", MatmulMode::Streaming);
+    let dense = embed("q8_0", MatmulMode::UnpackAtLoad);
+    let streaming = embed("q8_0", MatmulMode::UnpackPerProduct);
     assert_eq!(dense, streaming, "the same f32 products, bit for bit");
     // cpu::load on a borrowed file (the GPU backend's CPU fallback): quantized tensors in memory.
     let file = ModelFile::from_bytes(common::model_bytes(MODEL, "q8_0")).unwrap();
-    let words = Embedder::load_word_embeddings(&file).unwrap();
+    let words = sr_bench::backend::cpu::load_words(&file).unwrap();
     let backend =
-        sr_bench::backend::cpu::load(&file, words.clone(), MatmulMode::Streaming).unwrap();
-    let in_memory = Embedder::new(&file, words, backend)
+        sr_bench::backend::cpu::load(&file, words.clone(), MatmulMode::UnpackPerProduct).unwrap();
+    let tokens = Box::new(sr_bench::backend::cpu::StaticTable::new(words));
+    let in_memory = Embedder::new(&file, tokens, backend)
         .unwrap()
         .embed(texts)
         .unwrap();
@@ -200,15 +201,15 @@ fn matmul_mode_throughput() {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     println!("{} SR sentences", refs.len());
     let runs: &[(&str, &str, MatmulMode, usize)] = &[
-        ("all-MiniLM-L6-v2", "q8_0", MatmulMode::F32, 32),
-        ("all-MiniLM-L6-v2", "q8_0", MatmulMode::Streaming, 32),
-        (MODEL, "q8_0", MatmulMode::F32, 32),
-        (MODEL, "q8_0", MatmulMode::Streaming, 32),
-        (MODEL, "q8_0", MatmulMode::F32, 8),
-        (MODEL, "q8_0", MatmulMode::Streaming, 8),
-        (MODEL, "q4_0", MatmulMode::Streaming, 32),
-        (MODEL, "f32", MatmulMode::F32, 32),
-        (MODEL, "f32", MatmulMode::Streaming, 32),
+        ("all-MiniLM-L6-v2", "q8_0", MatmulMode::UnpackAtLoad, 32),
+        ("all-MiniLM-L6-v2", "q8_0", MatmulMode::UnpackPerProduct, 32),
+        (MODEL, "q8_0", MatmulMode::UnpackAtLoad, 32),
+        (MODEL, "q8_0", MatmulMode::UnpackPerProduct, 32),
+        (MODEL, "q8_0", MatmulMode::UnpackAtLoad, 8),
+        (MODEL, "q8_0", MatmulMode::UnpackPerProduct, 8),
+        (MODEL, "q4_0", MatmulMode::UnpackPerProduct, 32),
+        (MODEL, "f32", MatmulMode::UnpackAtLoad, 32),
+        (MODEL, "f32", MatmulMode::UnpackPerProduct, 32),
     ];
     for &(name, dtype, mode, batch) in runs {
         let bytes = common::model_bytes(name, dtype);

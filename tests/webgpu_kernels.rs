@@ -330,17 +330,17 @@ fn gpu_vs_cpu(dtype: &str, batch_size: usize) -> (f32, String) {
     let cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
     let (mut gpu, auto) = pollster::block_on(webgpu::load_embedder_async(
         bytes,
-        BackendKind::Gpu,
+        BackendKind::WebGpu,
         &GpuOptions::default(),
     ))
     .unwrap_or_else(|e| panic!("the GPU backend must load: {e:#}"));
-    assert_eq!(gpu.backend_name(), "gpu");
+    assert_eq!(gpu.backend_name(), "webgpu");
     gpu.set_batch_size(batch_size);
     let want = cpu.embed(&texts).unwrap();
     let got = gpu.embed(&texts).unwrap();
     assert_eq!(
         auto.status().active,
-        "gpu",
+        "webgpu",
         "no fallback may happen: {:?}",
         auto.status()
     );
@@ -395,7 +395,7 @@ fn gpu_batching_and_buffer_reuse_do_not_change_embeddings() {
         .collect();
     let (mut gpu, _auto) = pollster::block_on(webgpu::load_embedder_async(
         common::model_bytes(MODEL, "q8_0"),
-        BackendKind::Gpu,
+        BackendKind::WebGpu,
         &GpuOptions::default(),
     ))
     .unwrap();
@@ -453,12 +453,16 @@ fn auto_without_an_adapter_selects_the_cpu_and_says_why() {
     // `gpu` (explicit) fails with the reason instead.
     let err = pollster::block_on(webgpu::load_embedder_async(
         bytes,
-        BackendKind::Gpu,
+        BackendKind::WebGpu,
         &options,
     ))
     .err()
     .expect("gpu without an adapter must fail");
     assert!(format!("{err:#}").contains("forced by the test"), "{err:#}");
+    assert_eq!(
+        sr_bench::error::code_of(&err),
+        sr_bench::error::ErrorCode::NoAdapter
+    );
 }
 
 #[test]
@@ -475,7 +479,7 @@ fn a_lost_device_mid_run_redoes_the_batch_on_the_cpu() {
     .unwrap();
     embedder.set_batch_size(16);
     let first = embedder.embed(&texts[..40]).unwrap();
-    assert_eq!(auto.status().active, "gpu");
+    assert_eq!(auto.status().active, "webgpu");
     auto.simulate_device_lost();
     let rest = embedder.embed(&texts[40..]).unwrap();
     let status = auto.status();

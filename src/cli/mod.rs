@@ -13,7 +13,8 @@ use clap::{Parser, Subcommand};
 use crate::backend::{load_embedder, BackendKind};
 use crate::convert::{self, sources, ModelFolder};
 use crate::eval::{EvalPlan, Progress, Report, SentenceEncoder, Split};
-use crate::model::{Embedder, Representation};
+use crate::model::Embedder;
+use crate::scoring::{Representation, Scored};
 use std::sync::atomic::AtomicBool;
 
 #[derive(Parser)]
@@ -217,7 +218,7 @@ fn run(cli: Cli) -> Result<()> {
                 "stdin must be a JSON array of strings, e.g. [\"first text\", \"second text\"]",
             )?;
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vectors = embedder.as_encoder(baseline).embed(&refs)?;
+            let vectors = Scored::new(&embedder, baseline).embed(&refs)?;
             println!("{}", serde_json::to_string(&vectors)?);
         }
         Command::Similarity {
@@ -228,7 +229,7 @@ fn run(cli: Cli) -> Result<()> {
             second,
         } => {
             let embedder = load_model(&model, backend)?;
-            let v = embedder.as_encoder(baseline).embed(&[&first, &second])?;
+            let v = Scored::new(&embedder, baseline).embed(&[&first, &second])?;
             println!("{}", crate::model::cosine(&v[0], &v[1]));
         }
         Command::Eval {
@@ -286,7 +287,7 @@ fn run(cli: Cli) -> Result<()> {
 
 /// Runs a plan with progress on stderr; names the report after the model (or its baseline).
 fn evaluate(embedder: &Embedder, plan: EvalPlan, representation: Representation) -> Result<Report> {
-    let encoder = embedder.as_encoder(representation);
+    let encoder = Scored::new(embedder, representation);
     let start = Instant::now();
     let mut show = |p: Progress| {
         let rate = p.done as f64 / start.elapsed().as_secs_f64().max(1e-9);

@@ -1,12 +1,16 @@
 //! Texts → sentence embeddings: tokenize, sort by length, batch, run the backend, restore order.
 //! Also the syntax-blind baseline (mean of the model's static input token embeddings).
+//! Backend-neutral: the maths is behind [`EncoderBackend`] and [`TokenTable`].
 
-use anyhow::{Context, Result};
-use candle_core::quantized::QMatMul;
-use candle_core::{Device, Tensor};
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
 
-use super::{l2_normalize, EncoderBackend, ModelFile, ModelInfo, TextTokenizer, TokenBatch};
-use crate::eval::SentenceEncoder;
+use anyhow::{anyhow, bail, Result};
+
+use super::{
+    l2_normalize, EncoderBackend, ModelFile, ModelInfo, TextTokenizer, TokenBatch, TokenTable,
+};
+use crate::error::{ErrorCode, ResultExt};
 
 /// Sentences per forward pass. Inputs are sorted by length first, so padding stays small.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
@@ -88,8 +92,7 @@ pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
 pub struct Embedder {
     pub info: ModelInfo,
     tokenizer: TextTokenizer,
-    /// The token embedding table, shared with the CPU backend (a `QMatMul` clone shares data).
-    word_embeddings: QMatMul,
+    tokens: Box<dyn TokenTable>,
     backend: Box<dyn EncoderBackend>,
     batching: Batching,
 }
@@ -97,26 +100,22 @@ pub struct Embedder {
 impl Embedder {
     pub fn new(
         file: &ModelFile,
-        word_embeddings: QMatMul,
+        tokens: Box<dyn TokenTable>,
         backend: Box<dyn EncoderBackend>,
     ) -> Result<Self> {
         let tokenizer = TextTokenizer::from_json(
             &file.tokenizer_json,
             file.info.max_seq_length,
             file.config.pad_token_id as u32,
-        )?;
+        )
+        .code(ErrorCode::BadModel)?;
         Ok(Self {
             info: file.info.clone(),
             tokenizer,
-            word_embeddings,
+            tokens,
             backend,
             batching: Batching::for_model(&file.info),
         })
-    }
-
-    /// Loads the token embedding table every architecture has (used by backends and the baseline).
-    pub fn load_word_embeddings(file: &ModelFile) -> Result<QMatMul> {
-        Ok(QMatMul::from_qtensor(file.tensor(WORD_EMBEDDINGS)?)?)
     }
 
     /// Caps the sentences per forward pass (the padded-token bound stays).
@@ -136,11 +135,41 @@ impl Embedder {
         &self.tokenizer
     }
 
-    /// L2-normalised embeddings, one per text, in input order.
+    /// L2-normalised embeddings, one per text, in input order. Blocks until every batch is
+    /// done (in the browser a GPU backend answers this from the CPU: use [`Self::embed_async`]).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let pipeline = self.pipeline(texts, Wait::Block);
+        let mut pipeline = std::pin::pin!(pipeline);
+        let mut context = Context::from_waker(Waker::noop());
+        match pipeline.as_mut().poll(&mut context) {
+            Poll::Ready(result) => result,
+            // Blocking calls await only ready futures, so one poll finishes the pipeline.
+            Poll::Pending => Err(anyhow!("a blocking embed call waited on the GPU")),
+        }
+    }
+
+    /// [`Self::embed`] with every batch awaited instead of blocked on: the GPU's path.
+    pub async fn embed_async(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.pipeline(texts, Wait::Await).await
+    }
+
+    /// The one embedding pipeline: tokenize, sort by length, batch, encode, restore order.
+    async fn pipeline(&self, texts: &[&str], wait: Wait) -> Result<Vec<Vec<f32>>> {
         let mut out = vec![Vec::new(); texts.len()];
         for (indices, batch) in plan_batches(&self.tokenizer, texts, self.batching)? {
-            for (i, v) in indices.into_iter().zip(self.backend.encode(&batch)?) {
+            let vectors = match wait {
+                Wait::Block => self.backend.encode(&batch)?,
+                Wait::Await => self.backend.encode_async(&batch).await?,
+            };
+            if vectors.len() != indices.len() {
+                bail!(
+                    "the {} backend returned {} embeddings for a batch of {}",
+                    self.backend.name(),
+                    vectors.len(),
+                    indices.len()
+                );
+            }
+            for (i, v) in indices.into_iter().zip(vectors) {
                 out[i] = v;
             }
         }
@@ -158,9 +187,7 @@ impl Embedder {
                 if ids.is_empty() {
                     return Ok(vec![0.0; self.info.dim]);
                 }
-                let ids = Tensor::new(ids.as_slice(), &Device::Cpu)?;
-                let rows = self.word_embeddings.embedding(&ids)?;
-                let mut mean = rows.mean(0)?.to_vec1::<f32>().context("static embedding")?;
+                let mut mean = self.tokens.mean_row(&ids)?;
                 l2_normalize(&mut mean);
                 Ok(mean)
             })
@@ -173,54 +200,11 @@ impl Embedder {
     }
 }
 
-/// What a text becomes: the model's embedding, or the syntax-blind baseline's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Representation {
-    #[default]
-    Model,
-    /// Mean of static token embeddings ([`Embedder::embed_static`]).
-    StaticBaseline,
-}
-
-impl std::str::FromStr for Representation {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "model" => Ok(Self::Model),
-            "static" => Ok(Self::StaticBaseline),
-            other => anyhow::bail!("unknown encoder '{other}' (expected: model, static)"),
-        }
-    }
-}
-
-impl Embedder {
-    /// This model as a benchmark encoder, in the given representation.
-    pub fn as_encoder(&self, representation: Representation) -> impl SentenceEncoder + '_ {
-        RepresentedEmbedder {
-            embedder: self,
-            representation,
-        }
-    }
-}
-
-struct RepresentedEmbedder<'a> {
-    embedder: &'a Embedder,
-    representation: Representation,
-}
-
-impl SentenceEncoder for RepresentedEmbedder<'_> {
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        match self.representation {
-            Representation::Model => self.embedder.embed(texts),
-            Representation::StaticBaseline => self.embedder.embed_static(texts),
-        }
-    }
-    fn length_key(&self, text: &str) -> usize {
-        match self.representation {
-            Representation::Model => self.embedder.token_count(text),
-            Representation::StaticBaseline => text.len(),
-        }
-    }
+/// How the pipeline waits for a batch.
+#[derive(Clone, Copy)]
+enum Wait {
+    Block,
+    Await,
 }
 
 #[cfg(test)]

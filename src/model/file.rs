@@ -10,6 +10,7 @@ use candle_core::Device;
 use serde::Serialize;
 
 use super::EncoderConfig;
+use crate::error::{ErrorCode, ResultExt};
 
 /// Metadata keys written by `sr-bench convert` and required when loading.
 pub mod metadata_keys {
@@ -36,6 +37,9 @@ pub struct ModelInfo {
     pub dtype: String,
     pub dim: usize,
     pub num_layers: usize,
+    /// Width of the feed-forward layer (the largest matrices; memory estimates use it).
+    pub intermediate_size: usize,
+    pub num_attention_heads: usize,
     pub vocab_size: usize,
     pub max_seq_length: usize,
     pub pooling: String,
@@ -56,8 +60,12 @@ pub struct ModelFile {
 
 impl ModelFile {
     /// Parses and validates a model file. Errors name what is wrong (not a GGUF, truncated,
-    /// missing metadata, unsupported architecture).
+    /// missing metadata) and carry [`ErrorCode::BadModel`].
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
+        Self::parse(bytes).code(ErrorCode::BadModel)
+    }
+
+    fn parse(bytes: Vec<u8>) -> Result<Self> {
         if bytes.len() < 4 || &bytes[..4] != b"GGUF" {
             bail!(
                 "not a GGUF model file (expected the bytes 'GGUF' at the start, got {} bytes{})",
@@ -100,6 +108,8 @@ impl ModelFile {
             dtype: text(metadata_keys::DTYPE)?,
             dim: config.hidden_size,
             num_layers: config.num_hidden_layers,
+            intermediate_size: config.intermediate_size,
+            num_attention_heads: config.num_attention_heads,
             vocab_size: config.vocab_size,
             max_seq_length: number(metadata_keys::MAX_SEQ_LENGTH)? as usize,
             pooling: text(metadata_keys::POOLING)?,
@@ -133,11 +143,12 @@ impl ModelFile {
     /// Reads one tensor (quantized or f32) by its Hugging Face name.
     pub fn tensor(&self, name: &str) -> Result<QTensor> {
         if !self.content.tensor_infos.contains_key(name) {
-            bail!("model file is missing tensor '{name}'");
+            return Err(anyhow!("model file is missing tensor '{name}'")).code(ErrorCode::BadModel);
         }
         self.content
             .tensor(&mut Cursor::new(&self.bytes), name, &Device::Cpu)
             .with_context(|| format!("model file: cannot read tensor '{name}'"))
+            .code(ErrorCode::BadModel)
     }
 
     pub fn tensor_names(&self) -> impl Iterator<Item = &str> {

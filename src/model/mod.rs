@@ -1,5 +1,6 @@
 //! The backend-neutral model layer: the self-describing GGUF file, the tokenizer, batching,
-//! and the [`Embedder`] that turns texts into L2-normalised sentence embeddings.
+//! and the [`Embedder`] that turns texts into L2-normalised sentence embeddings. The maths
+//! lives in `backend`, behind [`EncoderBackend`] and [`TokenTable`].
 
 mod config;
 mod embedder;
@@ -8,19 +9,35 @@ mod tokenizer;
 
 pub use config::EncoderConfig;
 pub use embedder::{
-    plan_batches, Batching, Embedder, Representation, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
+    plan_batches, Batching, Embedder, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
 };
 pub use file::{metadata_keys, ModelFile, ModelInfo, FORMAT_VERSION};
 pub use tokenizer::{TextTokenizer, TokenBatch};
 
+/// What [`EncoderBackend::encode_async`] returns.
+pub type EncodeFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<Vec<Vec<f32>>>> + 'a>>;
+
 /// One forward pass of a sentence encoder on a padded batch.
 ///
-/// Implemented by each backend (`backend::cpu`, …). Returns one pooled, L2-normalised
-/// embedding per row of the batch, in batch order.
+/// Implemented by each backend (`backend::cpu`, `backend::webgpu`). Returns one pooled,
+/// L2-normalised embedding per row of the batch, in batch order.
 pub trait EncoderBackend {
+    /// Runs the batch to completion (natively a GPU readback is waited for).
     fn encode(&self, batch: &TokenBatch) -> anyhow::Result<Vec<Vec<f32>>>;
-    /// Short name shown to users ("cpu", …).
+    /// The same, awaited: the only way to reach a GPU in the browser, which cannot block.
+    /// Backends that never wait answer from [`Self::encode`].
+    fn encode_async<'a>(&'a self, batch: &'a TokenBatch) -> EncodeFuture<'a> {
+        Box::pin(std::future::ready(self.encode(batch)))
+    }
+    /// Where batches run now: "cpu" or "webgpu".
     fn name(&self) -> &'static str;
+}
+
+/// The model's static input token table: all the syntax-blind baseline uses.
+pub trait TokenTable {
+    /// The mean of the rows of `ids` (not normalised); `ids` is not empty.
+    fn mean_row(&self, ids: &[u32]) -> anyhow::Result<Vec<f32>>;
 }
 
 /// Cosine similarity of two vectors (0 when either is all zeros).

@@ -1,4 +1,5 @@
-//! The CPU backend: candle tensors, `QMatMul` for quantized linear layers.
+//! The CPU backend: candle tensors natively, our simd128 kernels for the linear layers in wasm;
+//! also the static token table of the syntax-blind baseline.
 
 mod activation;
 mod bert;
@@ -10,12 +11,45 @@ mod weights;
 
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::{Context, Result};
 use candle_core::quantized::QMatMul;
 use candle_core::{DType, Device, Tensor, D};
 
 use super::MatmulMode;
-use crate::model::{EncoderBackend, ModelFile, TokenBatch};
+use crate::error::{coded, ErrorCode};
+use crate::model::{Embedder, EncoderBackend, ModelFile, TokenBatch, TokenTable, WORD_EMBEDDINGS};
+
+/// A CPU [`Embedder`] for a parsed file.
+pub fn embedder(file: ModelFile, matmul: MatmulMode) -> Result<Embedder> {
+    // Shared with the backend: `UnpackPerProduct` weights stay in the file's bytes.
+    let file = Arc::new(file);
+    let words = load_words(&file)?;
+    let backend = load_shared(file.clone(), words.clone(), matmul)?;
+    Embedder::new(&file, Box::new(StaticTable::new(words)), backend)
+}
+
+/// The token embedding table every architecture has (the encoders' input and the baseline's
+/// only weights); clones share its data.
+pub fn load_words(file: &ModelFile) -> Result<QMatMul> {
+    Ok(QMatMul::from_qtensor(file.tensor(WORD_EMBEDDINGS)?)?)
+}
+
+/// The syntax-blind baseline's weights: the static token table, kept as the file stores it.
+pub struct StaticTable(QMatMul);
+
+impl StaticTable {
+    pub fn new(words: QMatMul) -> Self {
+        Self(words)
+    }
+}
+
+impl TokenTable for StaticTable {
+    fn mean_row(&self, ids: &[u32]) -> Result<Vec<f32>> {
+        let ids = Tensor::new(ids, &Device::Cpu)?;
+        let rows = self.0.embedding(&ids)?;
+        rows.mean(0)?.to_vec1::<f32>().context("static embedding")
+    }
+}
 
 /// Builds the CPU encoder for the file's architecture.
 pub fn load(
@@ -26,7 +60,7 @@ pub fn load(
     build(&weights::Weights::new(file, matmul), file, word_embeddings)
 }
 
-/// [`load`] keeping a share of the file: `MatmulMode::Streaming` layers then read their
+/// [`load`] keeping a share of the file: `MatmulMode::UnpackPerProduct` layers then read their
 /// quantized weights straight from the file's bytes at each product, so the weights take the
 /// file's memory once instead of once more as quantized tensors. Other modes do not keep it.
 pub fn load_shared(
@@ -57,7 +91,10 @@ fn build(
             &file.config,
             word_embeddings,
         )?)),
-        other => bail!("model file: unsupported architecture '{other}'"),
+        other => Err(coded(
+            ErrorCode::UnsupportedArchitecture,
+            format!("model file: unsupported architecture '{other}' (supported: bert, mpnet)"),
+        )),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::model::ModelFile;
 /// Reads layers out of a [`ModelFile`] by Hugging Face tensor-name prefix.
 pub struct Weights<'a> {
     file: &'a ModelFile,
-    /// The same file, shared: `Streaming` weights then stay in the file's bytes instead of
+    /// The same file, shared: `UnpackPerProduct` weights then stay in the file's bytes instead of
     /// being copied out as quantized tensors (the model's memory once, not twice).
     shared: Option<Arc<ModelFile>>,
     matmul: MatmulMode,
@@ -30,7 +30,7 @@ impl<'a> Weights<'a> {
         }
     }
 
-    /// Weights whose `Streaming` layers read the shared file at each product.
+    /// Weights whose `UnpackPerProduct` layers read the shared file at each product.
     pub fn shared(file: &'a Arc<ModelFile>, matmul: MatmulMode) -> Self {
         Self {
             file,
@@ -49,18 +49,17 @@ impl<'a> Weights<'a> {
         let weight = self.file.tensor(&name)?;
         let weight = match (self.matmul, &self.shared) {
             // Whatever its dtype, the weight then takes no memory beyond the file's bytes.
-            (MatmulMode::Streaming, Some(file)) => LinearWeight::InFile {
+            (MatmulMode::UnpackPerProduct, Some(file)) => LinearWeight::InFile {
                 file: file.clone(),
                 name,
             },
             // A weight stored in f32 would only be copied per product: keep it dense.
-            (MatmulMode::Streaming, None) if weight.dtype() != GgmlDType::F32 => {
-                LinearWeight::Streaming(Arc::new(weight))
+            (MatmulMode::UnpackPerProduct, None) if weight.dtype() != GgmlDType::F32 => {
+                LinearWeight::PerProduct(Arc::new(weight))
             }
-            (MatmulMode::Quantized, _) => LinearWeight::Ready(QMatMul::from_qtensor(weight)?),
             // In wasm our simd128 kernels beat candle's gemm; natively candle's is threaded and
             // uses AVX. q8_0/q4_0 keep their integers (half f32's memory, up to 2× its speed).
-            (MatmulMode::F32, _) if cfg!(target_arch = "wasm32") => match weight.dtype() {
+            (MatmulMode::UnpackAtLoad, _) if cfg!(target_arch = "wasm32") => match weight.dtype() {
                 GgmlDType::Q8_0 | GgmlDType::Q4_0 => {
                     LinearWeight::Quant(QuantPackedWeight::from_qtensor(&weight)?)
                 }
@@ -70,8 +69,8 @@ impl<'a> Weights<'a> {
                     LinearWeight::Packed(PackedWeight::pack(&dense.flatten_all()?.to_vec1()?, n, k))
                 }
             },
-            (MatmulMode::F32 | MatmulMode::Streaming, _) => {
-                LinearWeight::Ready(QMatMul::Tensor(weight.dequantize(&Device::Cpu)?))
+            (MatmulMode::UnpackAtLoad | MatmulMode::UnpackPerProduct, _) => {
+                LinearWeight::Dense(QMatMul::Tensor(weight.dequantize(&Device::Cpu)?))
             }
         };
         let bias = self.tensor(&format!("{prefix}.bias"))?;
@@ -94,16 +93,19 @@ impl<'a> Weights<'a> {
 
 /// A linear layer's weight as [`MatmulMode`] keeps it.
 enum LinearWeight {
-    /// Dense f32 (`MatmulMode::F32`) or quantized for candle's int8 matmul (`Quantized`).
-    Ready(QMatMul),
-    /// `MatmulMode::Streaming`: quantized at rest, dequantized to f32 for each product and
-    /// dropped after it.
-    Streaming(Arc<QTensor>),
-    /// `Streaming` with the weight left in the model file's bytes, read out for each product.
+    /// Dense f32 for candle's gemm (natively, `UnpackAtLoad`; also f32 weights everywhere
+    /// outside wasm).
+    Dense(QMatMul),
+    /// `UnpackPerProduct` without the shared file: quantized at rest, unpacked for each
+    /// product and dropped after it.
+    PerProduct(Arc<QTensor>),
+    /// `UnpackPerProduct` with the weight left in the model file's bytes, read out for each
+    /// product.
     InFile { file: Arc<ModelFile>, name: String },
-    /// `F32` in wasm, f32 file: dense, packed for [`PackedWeight::matmul_bias`] (bias fused).
+    /// `UnpackAtLoad` in wasm, f32 file: packed for [`PackedWeight::matmul_bias`] (bias fused).
     Packed(PackedWeight),
-    /// `F32` in wasm, q8_0/q4_0 file: the file's integers for [`QuantPackedWeight::matmul_bias`].
+    /// `UnpackAtLoad` in wasm, q8_0/q4_0 file: the file's integers for
+    /// [`QuantPackedWeight::matmul_bias`].
     Quant(QuantPackedWeight),
 }
 
@@ -128,8 +130,8 @@ impl Linear {
 
     fn forward_with(&self, x: &Tensor, gelu: bool) -> Result<Tensor> {
         match &self.weight {
-            LinearWeight::Ready(w) => self.candle(w, x, gelu),
-            LinearWeight::Streaming(q) => self.streamed(q, x, gelu),
+            LinearWeight::Dense(w) => self.candle(w, x, gelu),
+            LinearWeight::PerProduct(q) => self.streamed(q, x, gelu),
             LinearWeight::InFile { file, name } => self.streamed(&file.tensor(name)?, x, gelu),
             LinearWeight::Packed(w) => self.ours(x, w.out_features(), gelu, |x, m| {
                 w.matmul_bias(x, m, &self.bias_values)
@@ -140,9 +142,9 @@ impl Linear {
         }
     }
 
-    /// A weight kept quantized (`Streaming`), expanded for this product only: in wasm packed
-    /// for the integer kernel (q8_0/q4_0: packing costs ~1/rows of the product), else to f32
-    /// (the same numbers as `Ready(QMatMul::Tensor)`).
+    /// A weight kept quantized (`UnpackPerProduct`), unpacked for this product only: in wasm
+    /// packed for the integer kernel (q8_0/q4_0: packing costs ~1/rows of the product), else
+    /// to f32 (the same numbers as `Dense`).
     fn streamed(&self, q: &QTensor, x: &Tensor, gelu: bool) -> Result<Tensor> {
         if cfg!(target_arch = "wasm32") && matches!(q.dtype(), GgmlDType::Q8_0 | GgmlDType::Q4_0) {
             let w = QuantPackedWeight::from_qtensor(q)?;

@@ -1,13 +1,13 @@
 //! The WebGPU backend: the same BERT encoder as `backend::cpu`, as WGSL compute kernels on
-//! wgpu (Vulkan/Metal/DX12 natively, the browser's WebGPU in wasm), with automatic CPU
-//! fallback.
+//! wgpu (Vulkan/Metal/DX12 natively, the browser's WebGPU in wasm), with the CPU
+//! behind it ([`GpuWithCpuFallback`]).
 //!
 //! # Design
 //!
 //! * **Weights.** Uploaded once, dequantized to f32 (q8_0 and q4_0 files alike): for
 //!   all-MiniLM-L6-v2 the six layers are 10.6 M parameters = 42 MB, far inside any WebGPU
 //!   device's limits (the largest matrix, 1536×384, is 2.4 MB). f32 keeps the GPU's maths
-//!   identical to the CPU backend's default (`MatmulMode::F32`, which also dequantizes once),
+//!   identical to the CPU backend's default (`MatmulMode::UnpackAtLoad`, which also dequantizes once natively),
 //!   so parity is bounded by summation order only. The 4× larger weight traffic does not
 //!   matter here: each weight is reused by every token of a batch (≈1,000 rows), so the
 //!   matmuls are bound by arithmetic, not by weight bandwidth. Q, K and V are fused into one
@@ -27,28 +27,31 @@
 //!   for pooling: 45 for MiniLM, all in one compute pass, **one submit and one readback per
 //!   batch** (`batch × hidden` floats).
 //! * **Buffers.** Activations (`[rows, width]` f32), the mask and the readback buffer are
-//!   pooled: allocated for the first batch, grown to the next power of two when a batch has
+//!   kept in a reusable arena: allocated for the first batch, grown to the next power of two when a batch has
 //!   more tokens, otherwise reused; their bind groups are built once with them. Per batch only
 //!   eight 16–32-byte parameter blocks, the word rows and the mask are written.
 //! * **Async.** Readback is asynchronous by nature ([`GpuBert::encode_async`]), while
 //!   [`EncoderBackend::encode`] is synchronous. The smallest clean bridge: the GPU encoder's
 //!   own API is `async`; natively the future is driven by `pollster` and the readback waits in
 //!   `device.poll(wait)`, so `encode` (and the whole CLI) works unchanged; in the browser
-//!   nothing ever blocks — the wasm layer exposes `Model.load_with_backend` and
-//!   `Model.embed_async` (promises) and `Evaluation.next_chunk` / `accept_embeddings` around them.
+//!   nothing ever blocks — `Embedder::embed_async` awaits `EncoderBackend::encode_async`, and
+//!   the wasm layer exposes it as promises (`Model.load_with_backend`, `Model.embed_async`).
 //!   A synchronous `encode` in the browser runs on the CPU (and says so in the notices).
-//! * **Fallback** ([`AutoEncoder`]). `auto` uses the GPU whenever an adapter exists and says
+//! * **Fallback** ([`GpuWithCpuFallback`]). `auto` uses the GPU whenever an adapter exists and says
 //!   when it is a software one (device type CPU / `isFallbackAdapter`: llvmpipe, SwiftShader).
 //!   No WebGPU, no adapter, a refused device or a failed weight upload select the CPU with
-//!   the reason; a device loss, an out-of-memory or validation error during a batch switches
+//!   the reason (`auto`, or `webgpu` with [`GpuFallback::UseCpu`]; else loading fails); a device loss, an out-of-memory or validation error during a batch switches
 //!   to the CPU for good and **redoes that batch on the CPU**, so no run is lost.
 
+#[cfg(target_arch = "wasm32")]
+mod browser;
 mod context;
 mod encoder;
 mod kernels;
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use candle_core::quantized::QMatMul;
@@ -57,90 +60,118 @@ use serde::Serialize;
 pub use context::{AdapterSummary, GpuContext, GpuOptions};
 pub use encoder::{EncodeError, GpuBert};
 
-use super::{BackendKind, MatmulMode};
-use crate::model::{
-    plan_batches, Batching, Embedder, EncoderBackend, ModelFile, TextTokenizer, TokenBatch,
-};
+use super::{cpu, BackendKind, BackendStatus, GpuFallback, MatmulMode};
+use crate::error::{coded, with_code, ErrorCode};
+use crate::model::{Embedder, EncodeFuture, EncoderBackend, ModelFile, TokenBatch};
 
-/// Where the encoder runs and why: shown by the CLI on stderr and by the page.
+/// The adapter as [`BackendStatus`] reports it: wgpu's summary (its fields serialize at the
+/// top level) and, in the browser, the browser's own `GPUAdapterInfo` — there wgpu gets no
+/// name ("unnamed adapter"), while the browser says e.g. vendor "google", architecture
+/// "swiftshader".
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct BackendStatus {
-    /// What was asked for: "gpu" or "auto".
-    pub requested: String,
-    /// Where batches run now: "gpu" or "cpu".
-    pub active: String,
-    /// The adapter in use (absent when none was found).
-    pub adapter: Option<AdapterSummary>,
-    /// The adapter is a software fallback (CPU emulation): GPU speed figures mean little.
-    pub software_adapter: bool,
-    /// Why the CPU runs instead of the GPU (absent while the GPU runs).
-    pub fallback_reason: Option<String>,
-    /// Messages for users, oldest first (adapter choice, fallbacks).
-    pub notices: Vec<String>,
+pub struct AdapterReport {
+    #[serde(flatten)]
+    pub summary: AdapterSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub browser_info: Option<BrowserAdapterInfo>,
 }
 
-/// The GPU encoder with a CPU backend behind it.
+impl std::ops::Deref for AdapterReport {
+    type Target = AdapterSummary;
+    fn deref(&self) -> &AdapterSummary {
+        &self.summary
+    }
+}
+
+/// The browser's `GPUAdapterInfo` (empty strings where it withholds a field).
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct BrowserAdapterInfo {
+    pub vendor: String,
+    pub architecture: String,
+    pub device: String,
+    pub description: String,
+}
+
+/// The GPU encoder with the CPU backend behind it: at load (no GPU → the CPU, when the
+/// request allows it) and during a run (a failed batch is redone on the CPU, and the rest of
+/// the run stays there).
 ///
-/// Cheap to share (`Rc`): the [`Embedder`] holds one handle as its backend, the wasm layer
-/// another for the async entry points and the status.
-pub struct AutoEncoder {
+/// Shared (`Rc`): the [`Embedder`] holds one handle as its backend, the caller another for the
+/// status and the fallback tests.
+pub struct GpuWithCpuFallback {
     gpu: RefCell<Option<Rc<GpuBert>>>,
     cpu: RefCell<Option<Rc<dyn EncoderBackend>>>,
     /// Kept to build the CPU backend on a fallback (the model's bytes, not a copy of them).
-    file: ModelFile,
+    file: Arc<ModelFile>,
     words: QMatMul,
     matmul: MatmulMode,
     status: RefCell<BackendStatus>,
 }
 
-impl AutoEncoder {
+impl GpuWithCpuFallback {
     /// Opens the GPU (unless `options` disable it) and uploads the model; without a GPU,
-    /// `Auto` selects the CPU with the reason and `Gpu` fails with it.
+    /// `fallback` decides between the CPU (with the reason) and an error.
     pub async fn new(
-        file: ModelFile,
+        file: Arc<ModelFile>,
         words: QMatMul,
         kind: BackendKind,
+        fallback: GpuFallback,
         matmul: MatmulMode,
         options: &GpuOptions,
     ) -> Result<Self> {
         let mut status = BackendStatus {
-            requested: match kind {
-                BackendKind::Gpu => "gpu",
-                _ => "auto",
-            }
-            .into(),
-            active: "cpu".into(),
-            adapter: None,
-            software_adapter: false,
-            fallback_reason: None,
-            notices: vec![],
+            requested: kind.as_str().into(),
+            ..BackendStatus::cpu_only()
         };
         let gpu = match GpuContext::new(options).await {
             Ok(ctx) => {
-                let adapter = ctx.adapter.clone();
+                let adapter = AdapterReport {
+                    summary: ctx.adapter.clone(),
+                    browser_info: None,
+                };
                 status.software_adapter = adapter.software;
                 status
                     .notices
                     .push(format!("WebGPU adapter: {}", adapter.describe()));
                 status.adapter = Some(adapter);
-                GpuBert::new(ctx, &file, words.clone()).await
+                if file.info.architecture == "bert" {
+                    GpuBert::new(ctx, &file, words.clone()).await
+                } else {
+                    Err(coded(
+                        ErrorCode::UnsupportedArchitecture,
+                        format!(
+                            "the GPU backend runs BERT encoders; this file is '{}'",
+                            file.info.architecture
+                        ),
+                    ))
+                }
             }
-            Err(e) => Err(e),
+            Err(e) => Err(with_code(e, ErrorCode::NoAdapter)),
         };
         let gpu = match gpu {
             Ok(g) => {
-                status.active = "gpu".into();
+                status.active = BackendKind::WebGpu.as_str().into();
+                #[cfg(target_arch = "wasm32")]
+                if let Some(adapter) = status.adapter.as_mut() {
+                    adapter.browser_info = browser::adapter_info().await;
+                }
                 Some(Rc::new(g))
             }
-            Err(e) if kind == BackendKind::Gpu => bail!("the GPU backend is unavailable: {e:#}"),
             Err(e) => {
+                let e = match kind {
+                    BackendKind::Auto => e,
+                    _ => e.context("the GPU backend is unavailable"),
+                };
+                if fallback == GpuFallback::Fail {
+                    return Err(e);
+                }
                 let reason = format!("{e:#}; running on the CPU");
                 status.notices.push(reason.clone());
                 status.fallback_reason = Some(reason);
                 None
             }
         };
-        let auto = Self {
+        let this = Self {
             gpu: RefCell::new(gpu),
             cpu: RefCell::new(None),
             file,
@@ -148,22 +179,22 @@ impl AutoEncoder {
             matmul,
             status: RefCell::new(status),
         };
-        if auto.gpu.borrow().is_none() {
-            auto.cpu()?;
+        if this.gpu.borrow().is_none() {
+            this.cpu()?;
         }
-        Ok(auto)
+        Ok(this)
     }
 
     pub fn status(&self) -> BackendStatus {
         self.status.borrow().clone()
     }
 
-    /// "gpu" while the GPU runs, "cpu" after a fallback.
+    /// "webgpu" while the GPU runs, "cpu" after a fallback.
     pub fn active(&self) -> &'static str {
         if self.gpu.borrow().is_some() {
-            "gpu"
+            BackendKind::WebGpu.as_str()
         } else {
-            "cpu"
+            BackendKind::Cpu.as_str()
         }
     }
 
@@ -177,7 +208,7 @@ impl AutoEncoder {
             return Ok(cpu.clone());
         }
         let cpu: Rc<dyn EncoderBackend> =
-            super::cpu::load(&self.file, self.words.clone(), self.matmul)?.into();
+            cpu::load_shared(self.file.clone(), self.words.clone(), self.matmul)?.into();
         *self.cpu.borrow_mut() = Some(cpu.clone());
         Ok(cpu)
     }
@@ -192,7 +223,7 @@ impl AutoEncoder {
     fn fall_back(&self, reason: String) {
         self.gpu.borrow_mut().take();
         let mut status = self.status.borrow_mut();
-        status.active = "cpu".into();
+        status.active = BackendKind::Cpu.as_str().into();
         status.fallback_reason = Some(reason.clone());
         drop(status);
         self.notice(reason);
@@ -207,9 +238,8 @@ impl AutoEncoder {
 
     /// One batch: on the GPU while it works; a GPU failure switches to the CPU and redoes
     /// the batch there.
-    pub async fn encode_async(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
-        let gpu = self.gpu();
-        if let Some(gpu) = gpu {
+    pub async fn encode_batch(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        if let Some(gpu) = self.gpu() {
             match gpu.encode_async(batch).await {
                 Ok(v) => return Ok(v),
                 Err(EncodeError::Busy) => bail!("{}", EncodeError::Busy),
@@ -220,78 +250,71 @@ impl AutoEncoder {
         }
         self.cpu()?.encode(batch)
     }
-
-    /// Texts → embeddings as [`Embedder::embed`] does (same batches, input order restored),
-    /// with every batch awaited instead of blocked on.
-    pub async fn embed_async(
-        &self,
-        tokenizer: &TextTokenizer,
-        texts: &[&str],
-        batching: Batching,
-    ) -> Result<Vec<Vec<f32>>> {
-        let mut out = vec![Vec::new(); texts.len()];
-        for (indices, batch) in plan_batches(tokenizer, texts, batching)? {
-            for (i, v) in indices.into_iter().zip(self.encode_async(&batch).await?) {
-                out[i] = v;
-            }
-        }
-        Ok(out)
-    }
 }
 
-/// The [`EncoderBackend`] face of a shared [`AutoEncoder`].
-pub struct SharedAuto(pub Rc<AutoEncoder>);
-
-impl EncoderBackend for SharedAuto {
+impl EncoderBackend for Rc<GpuWithCpuFallback> {
     fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
         #[cfg(not(target_arch = "wasm32"))]
         {
-            pollster::block_on(self.0.encode_async(batch))
+            pollster::block_on(self.encode_batch(batch))
         }
         #[cfg(target_arch = "wasm32")]
         {
             // The browser cannot block on a GPU readback: synchronous calls run on the CPU.
-            let auto = &self.0;
-            if auto.gpu.borrow().is_some() {
+            if self.gpu.borrow().is_some() {
                 let note = "a synchronous call ran on the CPU (the GPU is used by the async \
-                            methods: embed_async, next_chunk/accept_embeddings)";
-                if !auto.status.borrow().notices.iter().any(|n| n == note) {
-                    auto.notice(note.into());
+                            methods: embed_async, similarity_async)";
+                if !self.status.borrow().notices.iter().any(|n| n == note) {
+                    self.notice(note.into());
                 }
             }
-            auto.cpu()?.encode(batch)
+            self.cpu()?.encode(batch)
         }
     }
 
+    fn encode_async<'a>(&'a self, batch: &'a TokenBatch) -> EncodeFuture<'a> {
+        Box::pin(self.encode_batch(batch))
+    }
+
     fn name(&self) -> &'static str {
-        self.0.active()
+        self.active()
     }
 }
 
-/// Parses a model file and builds an [`Embedder`] whose backend is the GPU (`Gpu`) or the
-/// GPU when there is one (`Auto`), with the [`AutoEncoder`] handle for status and async use.
+/// Parses a model file and builds an [`Embedder`] whose backend is the GPU (`webgpu`: fails
+/// without one) or the GPU when there is one (`auto`), with the [`GpuWithCpuFallback`] handle.
 pub async fn load_embedder_async(
     bytes: Vec<u8>,
     kind: BackendKind,
     options: &GpuOptions,
-) -> Result<(Embedder, Rc<AutoEncoder>)> {
-    if kind == BackendKind::Cpu {
-        bail!("load_embedder_async builds the gpu/auto backends; use load_embedder for cpu");
-    }
+) -> Result<(Embedder, Rc<GpuWithCpuFallback>)> {
     let file = ModelFile::from_bytes(bytes)?;
     let matmul = MatmulMode::for_model(&file.info, &file.config);
-    embedder_from_file(file, kind, matmul, options).await
+    embedder_from_file(file, kind, kind.gpu_fallback(false), matmul, options).await
 }
 
-/// [`load_embedder_async`] on a parsed file; `matmul` is the CPU fallback's matmul mode.
+/// [`load_embedder_async`] on a parsed file, with the load-time fallback policy; `matmul` is
+/// the CPU backend's matmul mode.
 pub async fn embedder_from_file(
     file: ModelFile,
     kind: BackendKind,
+    fallback: GpuFallback,
     matmul: MatmulMode,
     options: &GpuOptions,
-) -> Result<(Embedder, Rc<AutoEncoder>)> {
-    let words = Embedder::load_word_embeddings(&file)?;
-    let auto = Rc::new(AutoEncoder::new(file, words.clone(), kind, matmul, options).await?);
-    let embedder = Embedder::new(&auto.file, words, Box::new(SharedAuto(auto.clone())))?;
-    Ok((embedder, auto))
+) -> Result<(Embedder, Rc<GpuWithCpuFallback>)> {
+    if kind == BackendKind::Cpu {
+        return Err(coded(
+            ErrorCode::BadRequest,
+            "the GPU loader builds the webgpu/auto backends; the CPU loads with load_embedder",
+        ));
+    }
+    let file = Arc::new(file);
+    let words = cpu::load_words(&file)?;
+    let gpu = Rc::new(
+        GpuWithCpuFallback::new(file.clone(), words.clone(), kind, fallback, matmul, options)
+            .await?,
+    );
+    let tokens = Box::new(cpu::StaticTable::new(words));
+    let embedder = Embedder::new(&file, tokens, Box::new(gpu.clone()))?;
+    Ok((embedder, gpu))
 }

@@ -1,0 +1,106 @@
+//! How much memory one CPU embedding instance of a model needs in the browser (a wasm instance
+//! holding the model, running one batch): the page sizes its pool of embedding helpers with it.
+
+use serde::Deserialize;
+
+use super::MatmulMode;
+use crate::model::{ModelInfo, BATCH_TOKENS_PER_MAX_SEQ};
+
+/// The parts of [`ModelInfo`] the estimate reads (the page may pass `Model.info()` as it is).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ModelShape {
+    pub dtype: String,
+    pub dim: usize,
+    pub num_layers: usize,
+    pub intermediate_size: usize,
+    #[serde(default = "default_heads")]
+    pub num_attention_heads: usize,
+    pub max_seq_length: usize,
+    pub file_bytes: usize,
+}
+
+fn default_heads() -> usize {
+    12
+}
+
+impl From<&ModelInfo> for ModelShape {
+    fn from(info: &ModelInfo) -> Self {
+        Self {
+            dtype: info.dtype.clone(),
+            dim: info.dim,
+            num_layers: info.num_layers,
+            intermediate_size: info.intermediate_size,
+            num_attention_heads: info.num_attention_heads,
+            max_seq_length: info.max_seq_length,
+            file_bytes: info.file_bytes,
+        }
+    }
+}
+
+/// Weights resident beside the linear layers, as a multiple of the file: the token table kept
+/// quantized, position tables, norms and load-time copies. Measured in Chromium: MPNet q8_0
+/// (118 MB file) takes 171 MB of wasm memory right after load (1.45×).
+const FILE_OVERHEAD: f64 = 1.45;
+
+/// Activation bytes per padded token of a batch: per hidden unit (inputs, Q/K/V, residuals,
+/// the FFN's 4× width and candle's copies), and per attended position and head (scores and
+/// softmax). Calibrated on MPNet q8_0 in Chromium: 8 × 384-token texts take 252 MB above the
+/// loaded model (423 MB in all); this formula gives 321 MB there, on the safe side.
+const BYTES_PER_HIDDEN_UNIT: usize = 4 * 16;
+const BYTES_PER_ATTENDED_POSITION: usize = 4 * 3;
+
+/// Bytes one wasm instance with this model needs at its peak: the weights as the CPU backend
+/// holds them in wasm ([`MatmulMode::for_model`]'s rule) plus the largest batch
+/// `Batching::for_model` allows (8 × `max_seq_length` padded tokens).
+pub fn estimate_worker_bytes(shape: &ModelShape) -> u64 {
+    let (h, i, layers) = (shape.dim, shape.intermediate_size, shape.num_layers);
+    let linear_params = layers * (4 * h * h + 2 * h * i);
+    let dense_f32 = 4 * linear_params;
+    let file_part = (shape.file_bytes as f64 * FILE_OVERHEAD) as u64;
+    let unpacked = if dense_f32 <= MatmulMode::DENSE_LIMIT_BYTES {
+        // wasm keeps q8_0/q4_0 weights as int16 plus a scale per block of 32; f32 as f32.
+        match shape.dtype.as_str() {
+            "q8_0" | "q4_0" => 2 * linear_params + linear_params / 8,
+            _ => dense_f32,
+        }
+    } else {
+        0 // unpacked per product, from the file's bytes
+    };
+    let tokens = BATCH_TOKENS_PER_MAX_SEQ * shape.max_seq_length.max(1);
+    let per_token = h * BYTES_PER_HIDDEN_UNIT
+        + shape.num_attention_heads * shape.max_seq_length * BYTES_PER_ATTENDED_POSITION;
+    file_part + unpacked as u64 + (tokens * per_token) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(dtype: &str, dim: usize, layers: usize, max_seq: usize, bytes: usize) -> ModelShape {
+        ModelShape {
+            dtype: dtype.into(),
+            dim,
+            num_layers: layers,
+            intermediate_size: 4 * dim,
+            num_attention_heads: 12,
+            max_seq_length: max_seq,
+            file_bytes: bytes,
+        }
+    }
+
+    #[test]
+    fn mpnet_q8_0_estimate_covers_the_measured_peak() {
+        // Measured in Chromium (tests/browser_mpnet.rs): 423 MB with 8 × 384-token texts.
+        let mpnet = estimate_worker_bytes(&shape("q8_0", 768, 12, 384, 117_700_672));
+        assert!((423e6..600e6).contains(&(mpnet as f64)), "{mpnet}");
+    }
+
+    #[test]
+    fn bigger_files_and_unpacked_weights_cost_more() {
+        let minilm_q8 = estimate_worker_bytes(&shape("q8_0", 384, 6, 256, 25_120_704));
+        let minilm_f32 = estimate_worker_bytes(&shape("f32", 384, 6, 256, 90_000_000));
+        let mpnet_f32 = estimate_worker_bytes(&shape("f32", 768, 12, 384, 436_065_120));
+        assert!(minilm_q8 < minilm_f32 && minilm_f32 < mpnet_f32);
+        assert!(minilm_q8 < 250_000_000, "{minilm_q8}");
+    }
+}

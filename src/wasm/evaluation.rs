@@ -1,0 +1,176 @@
+//! `Evaluation`: one benchmark run driven step by step from a worker, and the report helpers.
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::{js_error, js_error_of, to_js, Model};
+use crate::error::{ErrorCode, ResultExt};
+use crate::eval::{self, EvalPlan, EvalRun, Split};
+use crate::scoring::{Representation, Scored};
+
+/// One benchmark run, driven step by step from a worker so it can report progress and be
+/// cancelled between steps.
+#[wasm_bindgen]
+pub struct Evaluation {
+    split: Split,
+    representation: Representation,
+    sr_files: Vec<eval::SrFile>,
+    stsb_test: Option<eval::StsFile>,
+    run: Option<EvalRun>,
+}
+
+fn not_prepared(call: &str) -> JsValue {
+    js_error_of(
+        ErrorCode::BadRequest,
+        format!("call prepare(model) before {call}()"),
+    )
+}
+
+#[wasm_bindgen]
+impl Evaluation {
+    /// `split`: "quick" | "full"; `encoder`: "model" | "static" (the syntax-blind baseline).
+    #[wasm_bindgen(constructor)]
+    pub fn new(split: &str, encoder: &str) -> Result<Evaluation, JsValue> {
+        Ok(Evaluation {
+            split: split
+                .parse()
+                .code(ErrorCode::BadRequest)
+                .map_err(js_error)?,
+            representation: encoder
+                .parse()
+                .code(ErrorCode::BadRequest)
+                .map_err(js_error)?,
+            sr_files: vec![],
+            stsb_test: None,
+            run: None,
+        })
+    }
+
+    /// Adds one SR CSV (`name` one of stsb, sickr, askubuntu, cqa, twitter, biosses).
+    pub fn add_sr_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
+        let file = eval::parse_sr(name, bytes)
+            .code(ErrorCode::Data)
+            .map_err(js_error)?;
+        self.sr_files.push(file);
+        Ok(())
+    }
+
+    /// Sets the STS-B test CSV (scored alongside SR).
+    pub fn set_stsb_test(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        let file = eval::parse_stsb("stsb-en-test.csv", bytes)
+            .code(ErrorCode::Data)
+            .map_err(js_error)?;
+        self.stsb_test = Some(file);
+        Ok(())
+    }
+
+    /// Plans the run; returns the number of unique sentences to embed.
+    pub fn prepare(&mut self, model: &Model) -> Result<usize, JsValue> {
+        let plan = EvalPlan::new(
+            std::mem::take(&mut self.sr_files),
+            self.stsb_test.take(),
+            self.split,
+        )
+        .code(ErrorCode::Data)
+        .map_err(js_error)?;
+        let run = EvalRun::new(plan, &Scored::new(model.embedder(), self.representation));
+        let total = run.progress().total;
+        self.run = Some(run);
+        Ok(total)
+    }
+
+    fn run_mut(&mut self, call: &str) -> Result<&mut EvalRun, JsValue> {
+        self.run.as_mut().ok_or_else(|| not_prepared(call))
+    }
+
+    /// Embeds up to `max_sentences` more; returns how many are done so far.
+    pub fn step(&mut self, model: &Model, max_sentences: usize) -> Result<usize, JsValue> {
+        let encoder = Scored::new(model.embedder(), self.representation);
+        let progress = self
+            .run_mut("step")?
+            .step(&encoder, max_sentences)
+            .map_err(js_error)?;
+        Ok(progress.done)
+    }
+
+    /// For embedding elsewhere (a pool of workers, each with its own `Model`): hands out the
+    /// next (up to) `max_sentences` sentences, longest first, as `{start, texts}`; `texts` is
+    /// empty once all are handed out. Give the vectors back with `accept_embeddings(start, …)`,
+    /// in any order. Drive a run either with `step` or with `next_chunk`/`accept_embeddings`.
+    pub fn next_chunk(&mut self, max_sentences: usize) -> Result<JsValue, JsValue> {
+        #[derive(Serialize)]
+        struct Chunk<'a> {
+            start: usize,
+            texts: Vec<&'a str>,
+        }
+        let (start, texts) = self
+            .run_mut("next_chunk")?
+            .claim(max_sentences)
+            .map_err(js_error)?;
+        to_js(&Chunk { start, texts })
+    }
+
+    /// Takes the embeddings (row-major `count × dim`, L2-normalised) of the chunk that
+    /// `next_chunk` returned at `start`; returns how many sentences are done so far.
+    pub fn accept_embeddings(
+        &mut self,
+        start: usize,
+        count: usize,
+        embeddings: &[f32],
+    ) -> Result<usize, JsValue> {
+        if count == 0 || embeddings.len() % count != 0 || embeddings.is_empty() {
+            return Err(js_error_of(
+                ErrorCode::BadRequest,
+                format!(
+                    "accept_embeddings: {} values do not make {count} embeddings",
+                    embeddings.len()
+                ),
+            ));
+        }
+        let dim = embeddings.len() / count;
+        let vectors = embeddings.chunks(dim).map(<[f32]>::to_vec).collect();
+        let progress = self
+            .run_mut("accept_embeddings")?
+            .accept(start, vectors)
+            .map_err(js_error)?;
+        Ok(progress.done)
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.run.as_ref().is_some_and(EvalRun::is_done)
+    }
+
+    /// The report (the CLI's JSON schema, per-pair scores included), named and annotated by
+    /// the same rule as the CLI's (`encoder`, `paper`).
+    pub fn finish(&mut self, model_name: &str, dtype: &str) -> Result<JsValue, JsValue> {
+        let run = self.run.take().ok_or_else(|| not_prepared("finish"))?;
+        let mut report = run.finish().map_err(js_error)?;
+        report.model = model_name.to_string();
+        report.dtype = dtype.to_string();
+        let json = serde_json::to_value(&report).map_err(|e| js_error_of(ErrorCode::Engine, e))?;
+        to_js(&json)
+    }
+}
+
+/// The per-pair CSV of a report (`file,dimension,line,sentence1,sentence2,gold,cosine`).
+#[wasm_bindgen]
+pub fn pairs_csv(report: JsValue) -> Result<String, JsValue> {
+    let _ = report;
+    Err(js_error_of(ErrorCode::Engine, "pairs_csv: not wired yet"))
+}
+
+/// `count` SR sentences spread over the six files (benchmarks).
+#[wasm_bindgen]
+pub fn sentence_sample(
+    csvs: Vec<js_sys::Uint8Array>,
+    count: usize,
+) -> Result<Vec<String>, JsValue> {
+    let files = csvs
+        .iter()
+        .zip(eval::SR_FILES)
+        .map(|(bytes, name)| eval::parse_sr(name, &bytes.to_vec()))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .code(ErrorCode::Data)
+        .map_err(js_error)?;
+    Ok(eval::sentence_sample(&files, count))
+}
