@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 
 use crate::backend::{load_embedder, BackendKind};
 use crate::convert::{self, sources, ModelFolder};
-use crate::eval::{EvalPlan, Progress, Report, SentenceEncoder, Split};
+use crate::eval::{default_data_dir, Encoder, EvalPlan, Progress, Report, SentenceEncoder, Split};
 use crate::model::{Embedder, Representation};
 use std::sync::atomic::AtomicBool;
 
@@ -82,8 +82,9 @@ enum Command {
         /// The .gguf model file.
         #[arg(long)]
         model: PathBuf,
-        /// Data folder holding sr/*.csv and stsb/stsb-en-test.csv (filled by build.sh).
-        #[arg(long, default_value = "data")]
+        /// Data folder holding sr/*.csv and stsb/stsb-en-test.csv (filled by build.sh);
+        /// default: $SR_BENCH_DATA, else data, else ../shared/data.
+        #[arg(long, default_value_os_t = default_data_dir())]
         data: PathBuf,
         /// full: all 9,289 SR rows; quick: the ~1,000-row stratified sample.
         #[arg(long, default_value = "full")]
@@ -105,8 +106,9 @@ enum Command {
         /// The .gguf model file.
         #[arg(long)]
         model: PathBuf,
-        /// Data folder holding czech-news-sts/free-test.tsv.
-        #[arg(long, default_value = "data")]
+        /// Data folder holding czech-news-sts/free-test.tsv;
+        /// default: $SR_BENCH_DATA, else data, else ../shared/data.
+        #[arg(long, default_value_os_t = default_data_dir())]
         data: PathBuf,
         /// `static`: score the syntax-blind baseline instead of the model.
         #[arg(long, default_value = "model")]
@@ -127,8 +129,9 @@ enum Command {
         /// The .gguf model file(s).
         #[arg(long = "model", required = true)]
         models: Vec<PathBuf>,
-        /// Folder with the data (sr/*.csv).
-        #[arg(long, default_value = "../shared/data")]
+        /// Folder with the data (sr/*.csv); default: $SR_BENCH_DATA, else data, else
+        /// ../shared/data.
+        #[arg(long, default_value_os_t = default_data_dir())]
         data: PathBuf,
         /// Number of SR sentences to embed.
         #[arg(long, default_value_t = 2000)]
@@ -284,7 +287,7 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-/// Runs a plan with progress on stderr; names the report after the model (or its baseline).
+/// Runs a plan with progress on stderr; stamps the report with the model (or its baseline).
 fn evaluate(embedder: &Embedder, plan: EvalPlan, representation: Representation) -> Result<Report> {
     let encoder = embedder.as_encoder(representation);
     let start = Instant::now();
@@ -299,11 +302,11 @@ fn evaluate(embedder: &Embedder, plan: EvalPlan, representation: Representation)
     let mut report = crate::eval::run(plan, &encoder, 256, &mut show, &AtomicBool::new(false))?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!("\rdone in {seconds:.1} s{:40}", "");
-    report.model = match representation {
-        Representation::StaticBaseline => format!("{} (static baseline)", embedder.info.name),
-        Representation::Model => embedder.info.name.clone(),
+    let encoder = match representation {
+        Representation::Model => Encoder::Model,
+        Representation::StaticBaseline => Encoder::Static,
     };
-    report.dtype = embedder.info.dtype.clone();
+    report.stamp(&embedder.info.name, &embedder.info.dtype, encoder);
     Ok(report)
 }
 
