@@ -27,12 +27,19 @@ struct ScoresFixture {
 /// order) and their average.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PaperScores {
+    /// SR built on STS-B.
     pub stsb: f64,
+    /// SR built on SICK-R.
     pub sickr: f64,
+    /// SR built on AskUbuntu.
     pub askubuntu: f64,
+    /// SR built on CQADupStack.
     pub cqa: f64,
+    /// SR built on TwitterPara.
     pub twitter: f64,
+    /// SR built on BIOSSES.
     pub biosses: f64,
+    /// Mean of the six files.
     pub avg: f64,
 }
 
