@@ -1,6 +1,7 @@
 //! Plain-text report in the layout of the paper's Table 4: files as columns and the average
 //! last, one row per dimension, the paper's value and the difference beneath each cell; then
-//! STS-B test against the sentence-transformers reference, and Czech News STS if present.
+//! STS-B test against the sentence-transformers reference, and Czech News STS if present
+//! ([`format_czech`]: model, random human and oracle side by side, with the paper's figures).
 
 use crate::eval::czech::{
     CzechReport, PAPER_CROSS_ENCODER_PEARSON, PAPER_CROSS_ENCODER_SPEARMAN, PAPER_ORACLE_MSE,
