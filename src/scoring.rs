@@ -4,55 +4,33 @@
 
 use anyhow::Result;
 
-use crate::eval::SentenceEncoder;
+use crate::eval::{Encoder, SentenceEncoder};
 use crate::model::Embedder;
 
-/// What a text becomes: the model's embedding, or the syntax-blind baseline's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Representation {
-    #[default]
-    Model,
-    /// Mean of static token embeddings ([`Embedder::embed_static`]).
-    StaticBaseline,
-}
-
-impl std::str::FromStr for Representation {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "model" => Ok(Self::Model),
-            "static" => Ok(Self::StaticBaseline),
-            other => anyhow::bail!("unknown encoder '{other}' (expected: model, static)"),
-        }
-    }
-}
-
-/// A model in one representation, as the benchmark runner sees it.
+/// A model as the benchmark runner sees it: its embeddings ([`Encoder::Model`]) or the
+/// syntax-blind baseline's ([`Encoder::Static`], [`Embedder::embed_static`]).
 pub struct Scored<'a> {
     pub embedder: &'a Embedder,
-    pub representation: Representation,
+    pub encoder: Encoder,
 }
 
 impl<'a> Scored<'a> {
-    pub fn new(embedder: &'a Embedder, representation: Representation) -> Self {
-        Self {
-            embedder,
-            representation,
-        }
+    pub fn new(embedder: &'a Embedder, encoder: Encoder) -> Self {
+        Self { embedder, encoder }
     }
 }
 
 impl SentenceEncoder for Scored<'_> {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        match self.representation {
-            Representation::Model => self.embedder.embed(texts),
-            Representation::StaticBaseline => self.embedder.embed_static(texts),
+        match self.encoder {
+            Encoder::Model => self.embedder.embed(texts),
+            Encoder::Static => self.embedder.embed_static(texts),
         }
     }
     fn length_key(&self, text: &str) -> usize {
-        match self.representation {
-            Representation::Model => self.embedder.token_count(text),
-            Representation::StaticBaseline => text.len(),
+        match self.encoder {
+            Encoder::Model => self.embedder.token_count(text),
+            Encoder::Static => text.len(),
         }
     }
 }

@@ -41,6 +41,11 @@ fn eval_quick_writes_the_report_schema_and_reproduces_stsb_test() {
     assert_eq!(report["model"], MODEL);
     assert_eq!(report["dtype"], "q8_0");
     assert_eq!(report["split"], "quick");
+    assert_eq!(report["encoder"], "model");
+    assert_eq!(
+        report["paper"]["structure"]["stsb"], 17.84,
+        "the paper's Table 4 row rides along"
+    );
     let expected_n = [124, 415, 36, 196, 220, 20];
     for dim in ["structure", "relation"] {
         let results = &report["results"][dim];

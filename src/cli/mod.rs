@@ -12,9 +12,9 @@ use clap::{Parser, Subcommand};
 
 use crate::backend::{load_embedder, BackendKind};
 use crate::convert::{self, sources, ModelFolder};
-use crate::eval::{EvalPlan, Progress, Report, SentenceEncoder, Split};
+use crate::eval::{default_data_dir, Encoder, EvalPlan, Progress, Report, SentenceEncoder, Split};
 use crate::model::Embedder;
-use crate::scoring::{Representation, Scored};
+use crate::scoring::Scored;
 use std::sync::atomic::AtomicBool;
 
 #[derive(Parser)]
@@ -58,12 +58,12 @@ enum Command {
         /// The .gguf model file.
         #[arg(long)]
         model: PathBuf,
-        /// Backend: cpu, gpu (WebGPU) or auto (the GPU when an adapter exists).
+        /// Backend: cpu, webgpu (also: gpu) or auto (the GPU when an adapter exists).
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
         /// `static`: the syntax-blind baseline (mean of static token embeddings) instead of the model.
         #[arg(long, default_value = "model")]
-        baseline: Representation,
+        baseline: Encoder,
     },
     /// Cosine similarity of two texts (full precision), e.g. an active/passive pair.
     Similarity {
@@ -74,7 +74,7 @@ enum Command {
         backend: BackendKind,
         /// `static`: the syntax-blind baseline instead of the model.
         #[arg(long, default_value = "model")]
-        baseline: Representation,
+        baseline: Encoder,
         first: String,
         second: String,
     },
@@ -83,8 +83,9 @@ enum Command {
         /// The .gguf model file.
         #[arg(long)]
         model: PathBuf,
-        /// Data folder holding sr/*.csv and stsb/stsb-en-test.csv (filled by build.sh).
-        #[arg(long, default_value = "data")]
+        /// Data folder holding sr/*.csv and stsb/stsb-en-test.csv (filled by build.sh);
+        /// default: $SR_BENCH_DATA, else data, else ../shared/data.
+        #[arg(long, default_value_os_t = default_data_dir())]
         data: PathBuf,
         /// full: all 9,289 SR rows; quick: the ~1,000-row stratified sample.
         #[arg(long, default_value = "full")]
@@ -94,7 +95,7 @@ enum Command {
         json: Option<PathBuf>,
         /// `static`: score the syntax-blind baseline (mean of static token embeddings) instead of the model.
         #[arg(long, default_value = "model")]
-        baseline: Representation,
+        baseline: Encoder,
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
         /// Sentences per forward pass.
@@ -106,12 +107,13 @@ enum Command {
         /// The .gguf model file.
         #[arg(long)]
         model: PathBuf,
-        /// Data folder holding czech-news-sts/free-test.tsv.
-        #[arg(long, default_value = "data")]
+        /// Data folder holding czech-news-sts/free-test.tsv;
+        /// default: $SR_BENCH_DATA, else data, else ../shared/data.
+        #[arg(long, default_value_os_t = default_data_dir())]
         data: PathBuf,
         /// `static`: score the syntax-blind baseline instead of the model.
         #[arg(long, default_value = "model")]
-        baseline: Representation,
+        baseline: Encoder,
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
     },
@@ -128,15 +130,16 @@ enum Command {
         /// The .gguf model file(s).
         #[arg(long = "model", required = true)]
         models: Vec<PathBuf>,
-        /// Folder with the data (sr/*.csv).
-        #[arg(long, default_value = "../shared/data")]
+        /// Folder with the data (sr/*.csv); default: $SR_BENCH_DATA, else data, else
+        /// ../shared/data.
+        #[arg(long, default_value_os_t = default_data_dir())]
         data: PathBuf,
         /// Number of SR sentences to embed.
         #[arg(long, default_value_t = 2000)]
         sentences: usize,
         #[arg(long, default_value_t = crate::model::DEFAULT_BATCH_SIZE)]
         batch_size: usize,
-        /// Backend: cpu, gpu (WebGPU via wgpu; on a software adapter such as llvmpipe the
+        /// Backend: cpu, webgpu (also: gpu; wgpu natively; on a software adapter such as llvmpipe the
         /// figure is CPU emulation) or auto.
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
@@ -285,9 +288,9 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-/// Runs a plan with progress on stderr; names the report after the model (or its baseline).
-fn evaluate(embedder: &Embedder, plan: EvalPlan, representation: Representation) -> Result<Report> {
-    let encoder = Scored::new(embedder, representation);
+/// Runs a plan with progress on stderr; stamps the report with the model (or its baseline).
+fn evaluate(embedder: &Embedder, plan: EvalPlan, encoder: Encoder) -> Result<Report> {
+    let scored = Scored::new(embedder, encoder);
     let start = Instant::now();
     let mut show = |p: Progress| {
         let rate = p.done as f64 / start.elapsed().as_secs_f64().max(1e-9);
@@ -297,14 +300,10 @@ fn evaluate(embedder: &Embedder, plan: EvalPlan, representation: Representation)
             p.done, p.total
         );
     };
-    let mut report = crate::eval::run(plan, &encoder, 256, &mut show, &AtomicBool::new(false))?;
+    let mut report = crate::eval::run(plan, &scored, 256, &mut show, &AtomicBool::new(false))?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!("\rdone in {seconds:.1} s{:40}", "");
-    report.model = match representation {
-        Representation::StaticBaseline => format!("{} (static baseline)", embedder.info.name),
-        Representation::Model => embedder.info.name.clone(),
-    };
-    report.dtype = embedder.info.dtype.clone();
+    report.stamp(&embedder.info.name, &embedder.info.dtype, encoder);
     Ok(report)
 }
 
@@ -352,7 +351,7 @@ fn bench(
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     println!(
         "native {} benchmark: {} SR sentences, batch size {batch_size}",
-        format!("{backend:?}").to_uppercase(),
+        backend.as_str().to_uppercase(),
         refs.len()
     );
     println!(

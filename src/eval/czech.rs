@@ -13,7 +13,7 @@
 //!   (4/3)·s²/n, n = 9, s² the sample variance (n − 1 denominator) of the nine scores, as the
 //!   paper states ("σ is the STS sample standard deviation").
 //! - The model: cosine against the mean score; MSE/RMSE on the [0, 1] scale (mean / 6 vs the
-//!   raw cosine, see [`crate::eval::report::Cell::compute`]) and on the 0–6 scale (mean vs
+//!   raw cosine, see `Cell::compute` in the report module) and on the 0–6 scale (mean vs
 //!   6 · cosine).
 //!
 //! Comparison with the paper, computed on the published `free-test.tsv`:
@@ -39,8 +39,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::eval::data::{CzechFile, CZECH_ANNOTATORS, CZECH_SCORE_MAX};
-use crate::eval::metrics::{mse, pearson, spearman};
-use crate::eval::report::round_to;
+use crate::eval::metrics::{mse, pearson, round_to, spearman};
 
 /// The paper's random-human Pearson (×100).
 pub const PAPER_RANDOM_HUMAN_PEARSON: f64 = 83.2;
@@ -199,41 +198,6 @@ pub fn czech_report(file: &CzechFile, cosines: &[f64]) -> Result<CzechReport> {
     })
 }
 
-/// Model, random human and oracle side by side, with the paper's figures.
-pub fn format_czech(report: &CzechReport) -> String {
-    let mut out = format!(
-        "Czech News STS, context-free test ({} pairs; gold = mean of 9 annotators, 0-6)\n",
-        report.n
-    );
-    out += &format!(
-        "{:<14}{:>9}{:>10}{:>11}{:>11}{:>10}{:>10}\n",
-        "", "Pearson", "Spearman", "MSE 0-1", "RMSE 0-1", "MSE 0-6", "RMSE 0-6"
-    );
-    for (label, a) in [
-        ("model", &report.model),
-        ("random human", &report.random_human),
-    ] {
-        out += &format!(
-            "{:<14}{:>9.2}{:>10.2}{:>11.4}{:>11.4}{:>10.4}{:>10.4}\n",
-            label, a.pearson, a.spearman, a.mse_unit, a.rmse_unit, a.mse_raw, a.rmse_raw
-        );
-    }
-    let o = &report.oracle;
-    out += &format!(
-        "{:<14}{:>9}{:>10}{:>11.4}{:>11.4}{:>10.4}{:>10.4}\n",
-        "oracle bound", "-", "-", o.mse_unit, o.rmse_unit, o.mse_raw, o.rmse_raw
-    );
-    out += &format!(
-        "paper: random human Pearson {PAPER_RANDOM_HUMAN_PEARSON:.1}, Spearman \
-         {PAPER_RANDOM_HUMAN_SPEARMAN:.1} (per annotator; here per score column);\n       \
-         oracle MSE bound {PAPER_ORACLE_MSE} on 0-6 (here {:.4}); best fine-tuned \
-         cross-encoder Pearson {PAPER_CROSS_ENCODER_PEARSON}, Spearman \
-         {PAPER_CROSS_ENCODER_SPEARMAN}\n",
-        o.mse_raw
-    );
-    out
-}
-
 /// Pearson, Spearman (×100) and errors of `predicted` against `gold`, both on 0–6.
 fn agreement(gold: &[f64], predicted: &[f64]) -> Agreement {
     let scale = CZECH_SCORE_MAX;
@@ -255,7 +219,7 @@ fn agreement(gold: &[f64], predicted: &[f64]) -> Agreement {
 mod tests {
     use super::*;
     use crate::eval::data::parse_czech_sts;
-    use crate::eval::data::tests::read_data;
+    use crate::eval::data::testing::read_data;
 
     fn real_file() -> CzechFile {
         parse_czech_sts("free-test.tsv", &read_data("czech-news-sts/free-test.tsv")).unwrap()
@@ -320,20 +284,5 @@ mod tests {
         assert!(close(model.rmse_raw, (0.24f64).sqrt(), 1e-12));
         let err = score_model(&file, &[0.1]).unwrap_err().to_string();
         assert_eq!(err, "t: 1 cosines for 3 pairs");
-    }
-
-    #[test]
-    fn formatter_puts_model_human_and_oracle_side_by_side() {
-        let file = real_file();
-        let cosines: Vec<f64> = file.pairs.iter().map(|p| p.mean_score / 6.0).collect();
-        let report = czech_report(&file, &cosines).unwrap();
-        assert_eq!(report.model.pearson, 100.0);
-        assert_eq!(report.model.mse_raw, 0.0);
-        let text = format_czech(&report);
-        assert!(text.contains("model            100.00    100.00"), "{text}");
-        assert!(text.contains("random human      84.31     81.15"), "{text}");
-        assert!(text.contains("oracle bound"), "{text}");
-        assert!(text.contains("0.1582"), "{text}");
-        assert!(text.contains("0.1731"), "{text}");
     }
 }

@@ -68,6 +68,12 @@ pub fn average_ranks(values: &[f64]) -> Vec<f64> {
     ranks
 }
 
+/// Rounds to `decimals` places (half away from zero); NaN stays NaN.
+pub(crate) fn round_to(value: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (value * scale).round() / scale
+}
+
 /// Mean squared error. NaN for empty input.
 ///
 /// # Panics

@@ -6,23 +6,33 @@
 //!  "results": {"structure": {"stsb": CELL, "sickr": CELL, ..., "biosses": CELL, "avg_spearman": x},
 //!              "relation":  {... same ...}},
 //!  "stsb_test": CELL | null,
+//!  "encoder": "model"|"static",
+//!  "paper": {"structure": {"stsb": x, ..., "avg": x}, "relation": {...}},  // Table 4 row, when known
 //!  "czech_news_sts": {...},   // only when the Czech set was evaluated
 //!  "pairs": [PAIR, ...]}      // only while `Report::pairs` is Some
 //! CELL = {"n": rows, "spearman": x, "pearson": x, "spearman_ci95": [lo, hi], "mse": x, "rmse": x}
-//! PAIR = {"file", "dimension", "line", "sentence1", "sentence2", "gold", "cosine"}
+//! PAIR = {"file", "dimension", "line", "sentence1", "sentence2", "gold", "cosine", "rank_gap"}
 //! ```
+//!
+//! `model`, `dtype`, `encoder` and `paper` are written by [`Report::stamp`] alone (the CLI and
+//! the wasm layer both call it); everything else by `EvalRun::finish` (the runner).
+//!
 //! Spearman, Pearson and the interval are ×100 rounded to 2 decimals (Table 4's unit); MSE
 //! and RMSE are on the [0, 1] scale (gold / 5 against the raw cosine), rounded to 6
 //! decimals. An undefined statistic is `null`. Files appear in Table 4's order.
 
-use anyhow::{Context, Result};
+use std::fmt;
+use std::str::FromStr;
+
+use anyhow::{bail, Context, Result};
 use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::eval::czech::CzechReport;
 use crate::eval::metrics::{
-    mse, pearson, spearman, spearman_ci95, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
+    mse, pearson, round_to, spearman, spearman_ci95, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
 };
+use crate::eval::paper::{paper_reference, PaperRow};
 use crate::eval::split::Split;
 
 /// The two SR dimensions.
@@ -45,6 +55,57 @@ impl Dimension {
     }
 }
 
+/// What produced the embeddings: the model itself, or the syntax-blind static baseline (the
+/// mean of the model's static token embeddings). The model layer maps its own representation
+/// onto this; eval does not know the model crate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoder {
+    /// The encoder's forward pass.
+    #[default]
+    Model,
+    /// The static baseline.
+    Static,
+}
+
+impl Encoder {
+    /// `"model"` or `"static"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoder::Model => "model",
+            Encoder::Static => "static",
+        }
+    }
+}
+
+impl fmt::Display for Encoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Encoder {
+    type Err = anyhow::Error;
+
+    /// `"model"` or `"static"`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "model" => Ok(Encoder::Model),
+            "static" => Ok(Encoder::Static),
+            other => bail!("unknown encoder '{other}': expected model or static"),
+        }
+    }
+}
+
+/// The name a report carries: the model's own name, or `"<name> (static baseline)"` for the
+/// baseline. The one naming rule of the CLI and the page.
+pub fn report_model_name(model_name: &str, encoder: Encoder) -> String {
+    match encoder {
+        Encoder::Model => model_name.to_string(),
+        Encoder::Static => format!("{model_name} (static baseline)"),
+    }
+}
+
 /// A whole run's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -58,6 +119,12 @@ pub struct Report {
     pub results: SrResults,
     /// STS-B test set (all 1,379 pairs); `null` when not evaluated.
     pub stsb_test: Option<Cell>,
+    /// What produced the embeddings, set by [`Report::stamp`].
+    pub encoder: Encoder,
+    /// The paper's Table 4 row for this model, set by [`Report::stamp`] when the encoder is
+    /// the model and the paper has it; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperRow>,
     /// Czech News STS: model vs random human vs oracle; absent when not evaluated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub czech_news_sts: Option<CzechReport>,
@@ -65,6 +132,20 @@ pub struct Report {
     /// `None` (or `take()` it) to leave it out of the JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairs: Option<Vec<PairResult>>,
+}
+
+impl Report {
+    /// Names a finished report: `model` by [`report_model_name`], `dtype`, `encoder`, and
+    /// `paper` (the paper's Table 4 row for `model_name` when `encoder` is the model).
+    pub fn stamp(&mut self, model_name: &str, dtype: &str, encoder: Encoder) {
+        self.model = report_model_name(model_name, encoder);
+        self.dtype = dtype.to_string();
+        self.encoder = encoder;
+        self.paper = match encoder {
+            Encoder::Model => paper_reference(model_name).map(|reference| reference.table4),
+            Encoder::Static => None,
+        };
+    }
 }
 
 /// The SR results of both dimensions.
@@ -177,8 +258,9 @@ impl Cell {
     }
 }
 
-/// One scored pair.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One scored pair. Deserialisable too, so a report's `pairs` can come back as JSON
+/// ([`pairs_csv_from_json`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairResult {
     /// SR file name, `"stsb_test"` or `"czech_news_sts"`.
     pub file: String,
@@ -194,20 +276,29 @@ pub struct PairResult {
     pub gold: f64,
     /// Cosine of the two embeddings.
     pub cosine: f64,
+    /// Rank of the cosine minus rank of the gold score among the pairs of the same file and
+    /// dimension (1-based average ranks, as Spearman uses): how misranked the pair is. Only in
+    /// the JSON, not the CSV.
+    #[serde(default)]
+    pub rank_gap: f64,
 }
 
-/// The pairs as CSV with the header `file,dimension,line,sentence1,sentence2,gold,cosine`.
+/// The columns of the pairs CSV.
+pub const PAIRS_CSV_HEADER: [&str; 7] = [
+    "file",
+    "dimension",
+    "line",
+    "sentence1",
+    "sentence2",
+    "gold",
+    "cosine",
+];
+
+/// The pairs as CSV with the header `file,dimension,line,sentence1,sentence2,gold,cosine`
+/// ([`PAIRS_CSV_HEADER`]) and `\n` line endings.
 pub fn pairs_csv(pairs: &[PairResult]) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record([
-        "file",
-        "dimension",
-        "line",
-        "sentence1",
-        "sentence2",
-        "gold",
-        "cosine",
-    ])?;
+    writer.write_record(PAIRS_CSV_HEADER)?;
     for pair in pairs {
         writer
             .write_record([
@@ -224,180 +315,16 @@ pub fn pairs_csv(pairs: &[PairResult]) -> Result<Vec<u8>> {
     writer.into_inner().context("finishing the pairs CSV")
 }
 
-/// Rounds to `decimals` places (half away from zero); NaN stays NaN.
-pub(crate) fn round_to(value: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (value * scale).round() / scale
+/// [`pairs_csv`] of a report given as JSON (the object `EvalRun::finish` serialises to, as the
+/// page holds it): its `pairs` array as CSV text. An error if the report has no `pairs`.
+pub fn pairs_csv_from_json(report: &serde_json::Value) -> Result<String> {
+    let pairs = report
+        .get("pairs")
+        .context("the report has no per-pair results")?;
+    let pairs: Vec<PairResult> =
+        serde_json::from_value(pairs.clone()).context("reading the report's pairs")?;
+    String::from_utf8(pairs_csv(&pairs)?).context("the pairs CSV is not UTF-8")
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::eval::data::SR_FILES;
-    use crate::eval::runner::tests::{fake_report, six_varied_files, sr_file, varied_stsb};
-
-    /// Byte offsets of `keys` (as `"key":`) in `json`, to check their order.
-    fn positions(json: &str, keys: &[&str]) -> Vec<usize> {
-        keys.iter()
-            .map(|key| {
-                json.find(&format!("\"{key}\":"))
-                    .unwrap_or_else(|| panic!("{key} missing in {json}"))
-            })
-            .collect()
-    }
-
-    fn is_sorted(values: &[usize]) -> bool {
-        values.windows(2).all(|w| w[0] < w[1])
-    }
-
-    #[test]
-    fn json_follows_the_contract() {
-        let mut report = fake_report(six_varied_files(), Some(varied_stsb(30)));
-        report.model = "all-MiniLM-L6-v2".into();
-        report.dtype = "q8_0".into();
-        report.pairs = None;
-        let json = serde_json::to_string(&report).unwrap();
-        assert!(json.starts_with(r#"{"model":"all-MiniLM-L6-v2","dtype":"q8_0","split":"full","results":{"structure":{"stsb":{"n":20,"spearman":"#), "{json}");
-        let top = positions(&json, &["model", "dtype", "split", "results", "stsb_test"]);
-        assert!(is_sorted(&top));
-        assert!(!json.contains("\"pairs\""));
-        assert!(!json.contains("czech_news_sts"));
-
-        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        for dimension in ["structure", "relation"] {
-            let dim = match dimension {
-                "structure" => Dimension::Structure,
-                _ => Dimension::Relation,
-            };
-            let dim_json = serde_json::to_string(&value["results"][dimension]).unwrap();
-            let mut keys: Vec<&str> = SR_FILES.to_vec();
-            keys.push("avg_spearman");
-            // serde_json::Value sorts keys; check the order in the typed value's own text.
-            let section = serde_json::to_string(report.results.dimension(dim)).unwrap();
-            assert!(is_sorted(&positions(&section, &keys)), "{section}");
-            assert_eq!(dim_json.matches("\"n\":20").count(), 6);
-            let cells = &value["results"][dimension];
-            let spearmans: Vec<f64> = SR_FILES
-                .iter()
-                .map(|f| cells[f]["spearman"].as_f64().unwrap())
-                .collect();
-            let mean = spearmans.iter().sum::<f64>() / 6.0;
-            let avg = cells["avg_spearman"].as_f64().unwrap();
-            assert!((avg - mean).abs() <= 0.006, "{avg} vs {mean}");
-            for file in SR_FILES {
-                let cell = &cells[file];
-                let typed = report.results.dimension(dim).get(file).unwrap();
-                let section = serde_json::to_string(typed).unwrap();
-                assert!(is_sorted(&positions(
-                    &section,
-                    &["n", "spearman", "pearson", "spearman_ci95", "mse", "rmse"]
-                )));
-                for key in ["spearman", "pearson"] {
-                    let v = cell[key].as_f64().unwrap();
-                    assert_eq!(v, (v * 100.0).round() / 100.0, "{key} {v} not 2 decimals");
-                    assert!((-100.0..=100.0).contains(&v));
-                }
-                let ci = cell["spearman_ci95"].as_array().unwrap();
-                assert!(ci[0].as_f64().unwrap() <= ci[1].as_f64().unwrap());
-            }
-        }
-        let stsb = &value["stsb_test"];
-        assert_eq!(stsb["n"], 30);
-        assert!(stsb["spearman"].is_f64() && stsb["pearson"].is_f64());
-    }
-
-    #[test]
-    fn missing_stsb_is_null_and_pairs_are_included_until_removed() {
-        let mut report = fake_report(six_varied_files(), None);
-        let json = serde_json::to_value(&report).unwrap();
-        assert!(json["stsb_test"].is_null());
-        assert!(json.as_object().unwrap().contains_key("stsb_test"));
-        let pairs = json["pairs"].as_array().unwrap();
-        assert_eq!(pairs.len(), 2 * 6 * 20);
-        let first = &pairs[0];
-        for key in [
-            "file",
-            "dimension",
-            "line",
-            "sentence1",
-            "sentence2",
-            "gold",
-            "cosine",
-        ] {
-            assert!(first.get(key).is_some(), "{key}");
-        }
-        assert_eq!(first["file"], "stsb");
-        assert_eq!(first["dimension"], "structure");
-        let taken = report.pairs.take().unwrap();
-        assert_eq!(taken.len(), 240);
-        assert!(serde_json::to_value(&report)
-            .unwrap()
-            .get("pairs")
-            .is_none());
-    }
-
-    #[test]
-    fn undefined_statistics_serialise_as_null() {
-        // Every structure score is 3: Spearman and Pearson are undefined for that dimension.
-        let rows: Vec<(String, String, f64, String, f64)> = (0..5)
-            .map(|i| {
-                (
-                    format!("s {i}"),
-                    format!("r {i}{i}"),
-                    i as f64,
-                    format!("t {i}"),
-                    3.0,
-                )
-            })
-            .collect();
-        let borrowed: Vec<_> = rows
-            .iter()
-            .map(|(a, b, c, d, e)| (a.as_str(), b.as_str(), *c, d.as_str(), *e))
-            .collect();
-        let report = fake_report(vec![sr_file("cqa", &borrowed)], None);
-        let json = serde_json::to_value(&report).unwrap();
-        let cell = &json["results"]["structure"]["cqa"];
-        assert!(cell["spearman"].is_null() && cell["pearson"].is_null());
-        assert!(cell["spearman_ci95"][0].is_null());
-        assert!(cell["mse"].is_f64());
-        assert!(json["results"]["structure"]["avg_spearman"].is_null());
-        assert!(json["results"]["relation"]["cqa"]["spearman"].is_f64());
-    }
-
-    #[test]
-    fn cell_rounds_and_scales_the_metrics() {
-        // Same vectors as the metrics tests: scipy spearman 0.98164981..., pearson 0.97308524...
-        let gold = [1.0, 2.0, 2.0, 3.0, 5.0, 5.0, 5.0, 0.0, 4.0, 4.0];
-        let cos = [0.10, 0.35, 0.20, 0.50, 0.90, 0.70, 0.80, 0.05, 0.60, 0.65];
-        let cell = Cell::compute(&gold, &cos, 5.0);
-        assert_eq!(cell.n, 10);
-        assert_eq!(cell.spearman, 98.16);
-        assert_eq!(cell.pearson, 97.31);
-        // np.mean((np.array(gold)/5 - np.array(cos))**2) = 0.026750000000000006, sqrt 0.163554...
-        assert_eq!(cell.mse, 0.02675);
-        assert_eq!(cell.rmse, 0.163554);
-    }
-
-    #[test]
-    fn pairs_csv_quotes_and_orders_columns() {
-        let pairs = [PairResult {
-            file: "sickr".into(),
-            dimension: "relation".into(),
-            line: 7,
-            sentence1: "A, \"quoted\" one".into(),
-            sentence2: "plain".into(),
-            gold: 4.0,
-            cosine: 0.5,
-        }];
-        let csv = String::from_utf8(pairs_csv(&pairs).unwrap()).unwrap();
-        assert_eq!(
-            csv,
-            "file,dimension,line,sentence1,sentence2,gold,cosine\n\
-             sickr,relation,7,\"A, \"\"quoted\"\" one\",plain,4,0.5\n"
-        );
-        // And it reads back with the benchmark's own CSV settings.
-        let mut reader = csv::Reader::from_reader(csv.as_bytes());
-        let record = reader.records().next().unwrap().unwrap();
-        assert_eq!(&record[3], "A, \"quoted\" one");
-    }
-}
+mod tests;

@@ -1,72 +1,16 @@
 //! Plain-text report in the layout of the paper's Table 4: files as columns and the average
 //! last, one row per dimension, the paper's value and the difference beneath each cell; then
-//! STS-B test against the sentence-transformers reference, and Czech News STS if present.
+//! STS-B test against the sentence-transformers reference, and Czech News STS if present
+//! ([`format_czech`]: model, random human and oracle side by side, with the paper's figures).
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
-
-use crate::eval::czech::format_czech;
-use crate::eval::report::{round_to, Dimension, Report};
+use crate::eval::czech::{
+    CzechReport, PAPER_CROSS_ENCODER_PEARSON, PAPER_CROSS_ENCODER_SPEARMAN, PAPER_ORACLE_MSE,
+    PAPER_RANDOM_HUMAN_PEARSON, PAPER_RANDOM_HUMAN_SPEARMAN,
+};
+use crate::eval::metrics::round_to;
+use crate::eval::paper::{paper_reference, PaperRow, PaperScores};
+use crate::eval::report::{Dimension, Report};
 use crate::eval::split::Split;
-
-/// The paper's Table 4 and the STS-B test reference (fixture shared with the tests).
-const SCORES_FIXTURE: &str = include_str!("../../tests/fixtures/sr-scores.json");
-
-#[derive(Deserialize)]
-struct ScoresFixture {
-    paper_table4: BTreeMap<String, PaperTable4>,
-    stsb_test_spearman_sentence_transformers_fp32: BTreeMap<String, f64>,
-}
-
-/// One model's row pair of the paper's Table 4 (Spearman ×100).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct PaperTable4 {
-    /// File name (and `"avg"`) to Spearman, structure dimension.
-    pub structure: BTreeMap<String, f64>,
-    /// File name (and `"avg"`) to Spearman, relation dimension.
-    pub relation: BTreeMap<String, f64>,
-}
-
-impl PaperTable4 {
-    fn dimension(&self, dimension: Dimension) -> &BTreeMap<String, f64> {
-        match dimension {
-            Dimension::Structure => &self.structure,
-            Dimension::Relation => &self.relation,
-        }
-    }
-}
-
-/// What the paper and the reference implementation report for a model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PaperReference {
-    /// The model's name as the fixture spells it.
-    pub model: String,
-    /// Table 4 of the paper.
-    pub table4: PaperTable4,
-    /// STS-B test Spearman ×100 measured with sentence-transformers in fp32.
-    pub stsb_test_spearman: Option<f64>,
-}
-
-/// The reference numbers for `model`, matched case-insensitively on its last path segment
-/// (`"sentence-transformers/all-MiniLM-L6-v2"` finds `all-MiniLM-L6-v2`); `None` if unknown.
-pub fn paper_reference(model: &str) -> Option<PaperReference> {
-    let fixture: ScoresFixture = serde_json::from_str(SCORES_FIXTURE).ok()?;
-    let wanted = model.rsplit('/').next().unwrap_or(model);
-    let (name, table4) = fixture
-        .paper_table4
-        .into_iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(wanted))?;
-    let stsb_test_spearman = fixture
-        .stsb_test_spearman_sentence_transformers_fp32
-        .get(&name)
-        .copied();
-    Some(PaperReference {
-        model: name,
-        table4,
-        stsb_test_spearman,
-    })
-}
 
 const LABEL_WIDTH: usize = 12;
 const CELL_WIDTH: usize = 10;
@@ -129,12 +73,12 @@ pub fn format_table(report: &Report) -> String {
                 .collect::<Vec<_>>(),
         );
         if let Some(reference) = &reference {
-            let paper_values = reference.table4.dimension(dimension);
+            let paper_values = paper_dimension(&reference.table4, dimension);
             let paper: Vec<Option<f64>> = files
                 .iter()
-                .map(|name| paper_values.get(*name).copied())
+                .map(|name| paper_values.get(name))
                 .chain([if all_six {
-                    paper_values.get("avg").copied()
+                    paper_values.get("avg")
                 } else {
                     None
                 }])
@@ -179,6 +123,48 @@ pub fn format_table(report: &Report) -> String {
     out
 }
 
+fn paper_dimension(row: &PaperRow, dimension: Dimension) -> &PaperScores {
+    match dimension {
+        Dimension::Structure => &row.structure,
+        Dimension::Relation => &row.relation,
+    }
+}
+
+/// Model, random human and oracle side by side, with the paper's figures.
+pub fn format_czech(report: &CzechReport) -> String {
+    let mut out = format!(
+        "Czech News STS, context-free test ({} pairs; gold = mean of 9 annotators, 0-6)\n",
+        report.n
+    );
+    out += &format!(
+        "{:<14}{:>9}{:>10}{:>11}{:>11}{:>10}{:>10}\n",
+        "", "Pearson", "Spearman", "MSE 0-1", "RMSE 0-1", "MSE 0-6", "RMSE 0-6"
+    );
+    for (label, a) in [
+        ("model", &report.model),
+        ("random human", &report.random_human),
+    ] {
+        out += &format!(
+            "{:<14}{:>9.2}{:>10.2}{:>11.4}{:>11.4}{:>10.4}{:>10.4}\n",
+            label, a.pearson, a.spearman, a.mse_unit, a.rmse_unit, a.mse_raw, a.rmse_raw
+        );
+    }
+    let o = &report.oracle;
+    out += &format!(
+        "{:<14}{:>9}{:>10}{:>11.4}{:>11.4}{:>10.4}{:>10.4}\n",
+        "oracle bound", "-", "-", o.mse_unit, o.rmse_unit, o.mse_raw, o.rmse_raw
+    );
+    out += &format!(
+        "paper: random human Pearson {PAPER_RANDOM_HUMAN_PEARSON:.1}, Spearman \
+         {PAPER_RANDOM_HUMAN_SPEARMAN:.1} (per annotator; here per score column);\n       \
+         oracle MSE bound {PAPER_ORACLE_MSE} on 0-6 (here {:.4}); best fine-tuned \
+         cross-encoder Pearson {PAPER_CROSS_ENCODER_PEARSON}, Spearman \
+         {PAPER_CROSS_ENCODER_SPEARMAN}\n",
+        o.mse_raw
+    );
+    out
+}
+
 fn row(label: &str, cells: &[String]) -> String {
     let mut line = format!("{label:<LABEL_WIDTH$}");
     for cell in cells {
@@ -201,20 +187,9 @@ fn number(value: f64, signed: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::runner::tests::{fake_report, six_varied_files, varied_file, varied_stsb};
-
-    #[test]
-    fn fixture_values_are_found_by_model_name() {
-        let mini = paper_reference("all-MiniLM-L6-v2").unwrap();
-        assert_eq!(mini.table4.structure["stsb"], 17.84);
-        assert_eq!(mini.table4.relation["avg"], 19.85);
-        assert_eq!(mini.stsb_test_spearman, Some(82.03));
-        let mpnet = paper_reference("sentence-transformers/ALL-MPNET-BASE-V2").unwrap();
-        assert_eq!(mpnet.model, "all-mpnet-base-v2");
-        assert_eq!(mpnet.table4.structure["biosses"], 23.94);
-        assert_eq!(mpnet.stsb_test_spearman, Some(83.42));
-        assert!(paper_reference("bert-base-uncased").is_none());
-    }
+    use crate::eval::czech::czech_report;
+    use crate::eval::data::{parse_czech_sts, testing::read_data};
+    use crate::eval::runner::testing::{fake_report, six_varied_files, varied_file, varied_stsb};
 
     #[test]
     fn table_shows_measured_paper_and_delta_in_table4_layout() {
@@ -293,5 +268,21 @@ mod tests {
         assert_eq!(number(1.234, true), "+1.23");
         assert_eq!(number(-1.235, false), "-1.24");
         assert_eq!(number(f64::NAN, true), "-");
+    }
+
+    #[test]
+    fn formatter_puts_model_human_and_oracle_side_by_side() {
+        let file =
+            parse_czech_sts("free-test.tsv", &read_data("czech-news-sts/free-test.tsv")).unwrap();
+        let cosines: Vec<f64> = file.pairs.iter().map(|p| p.mean_score / 6.0).collect();
+        let report = czech_report(&file, &cosines).unwrap();
+        assert_eq!(report.model.pearson, 100.0);
+        assert_eq!(report.model.mse_raw, 0.0);
+        let text = format_czech(&report);
+        assert!(text.contains("model            100.00    100.00"), "{text}");
+        assert!(text.contains("random human      84.31     81.15"), "{text}");
+        assert!(text.contains("oracle bound"), "{text}");
+        assert!(text.contains("0.1582"), "{text}");
+        assert!(text.contains("0.1731"), "{text}");
     }
 }

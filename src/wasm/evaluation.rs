@@ -5,15 +5,15 @@ use wasm_bindgen::prelude::*;
 
 use super::{js_error, js_error_of, to_js, Model};
 use crate::error::{ErrorCode, ResultExt};
-use crate::eval::{self, EvalPlan, EvalRun, Split};
-use crate::scoring::{Representation, Scored};
+use crate::eval::{self, Encoder, EvalPlan, EvalRun, Split};
+use crate::scoring::Scored;
 
 /// One benchmark run, driven step by step from a worker so it can report progress and be
 /// cancelled between steps.
 #[wasm_bindgen]
 pub struct Evaluation {
     split: Split,
-    representation: Representation,
+    encoder: Encoder,
     sr_files: Vec<eval::SrFile>,
     stsb_test: Option<eval::StsFile>,
     run: Option<EvalRun>,
@@ -36,7 +36,7 @@ impl Evaluation {
                 .parse()
                 .code(ErrorCode::BadRequest)
                 .map_err(js_error)?,
-            representation: encoder
+            encoder: encoder
                 .parse()
                 .code(ErrorCode::BadRequest)
                 .map_err(js_error)?,
@@ -73,7 +73,7 @@ impl Evaluation {
         )
         .code(ErrorCode::Data)
         .map_err(js_error)?;
-        let run = EvalRun::new(plan, &Scored::new(model.embedder(), self.representation));
+        let run = EvalRun::new(plan, &Scored::new(model.embedder(), self.encoder));
         let total = run.progress().total;
         self.run = Some(run);
         Ok(total)
@@ -85,7 +85,7 @@ impl Evaluation {
 
     /// Embeds up to `max_sentences` more; returns how many are done so far.
     pub fn step(&mut self, model: &Model, max_sentences: usize) -> Result<usize, JsValue> {
-        let encoder = Scored::new(model.embedder(), self.representation);
+        let encoder = Scored::new(model.embedder(), self.encoder);
         let progress = self
             .run_mut("step")?
             .step(&encoder, max_sentences)
@@ -145,8 +145,7 @@ impl Evaluation {
     pub fn finish(&mut self, model_name: &str, dtype: &str) -> Result<JsValue, JsValue> {
         let run = self.run.take().ok_or_else(|| not_prepared("finish"))?;
         let mut report = run.finish().map_err(js_error)?;
-        report.model = model_name.to_string();
-        report.dtype = dtype.to_string();
+        report.stamp(model_name, dtype, self.encoder);
         let json = serde_json::to_value(&report).map_err(|e| js_error_of(ErrorCode::Engine, e))?;
         to_js(&json)
     }
@@ -155,8 +154,11 @@ impl Evaluation {
 /// The per-pair CSV of a report (`file,dimension,line,sentence1,sentence2,gold,cosine`).
 #[wasm_bindgen]
 pub fn pairs_csv(report: JsValue) -> Result<String, JsValue> {
-    let _ = report;
-    Err(js_error_of(ErrorCode::Engine, "pairs_csv: not wired yet"))
+    let report: serde_json::Value = serde_wasm_bindgen::from_value(report)
+        .map_err(|e| js_error_of(ErrorCode::BadRequest, format!("pairs_csv: {e}")))?;
+    eval::pairs_csv_from_json(&report)
+        .code(ErrorCode::BadRequest)
+        .map_err(js_error)
 }
 
 /// `count` SR sentences spread over the six files (benchmarks).

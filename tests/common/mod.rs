@@ -45,11 +45,10 @@ pub fn fixture(name: &str) -> Fixture {
         .expect("fixture is valid JSON")
 }
 
-/// The data folder filled by build.sh (override with SR_BENCH_DATA).
+/// The data folder by the CLI's own rule ([`sr_bench::eval::default_data_dir`]:
+/// `$SR_BENCH_DATA`, else `data` filled by build.sh, else `../shared/data`).
 pub fn data_dir() -> PathBuf {
-    let dir = std::env::var_os("SR_BENCH_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("data"));
+    let dir = sr_bench::eval::default_data_dir();
     assert!(
         dir.join("sr").exists(),
         "{} has no sr/: run ./build.sh build first",
