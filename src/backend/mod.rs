@@ -11,7 +11,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::error::{coded, ErrorCode};
-use crate::model::{EncoderConfig, ModelFile, ModelInfo};
+use crate::model::{EncoderConfig, LoadOptions, ModelFile, ModelInfo};
 
 /// Which backend runs the forward pass. One vocabulary for the CLI, the wasm API and the
 /// page: `cpu`, `webgpu`, `auto` (`gpu` is accepted as another name for `webgpu`).
@@ -173,7 +173,16 @@ impl std::str::FromStr for MatmulMode {
 /// without an adapter; `auto` takes the CPU. Natively only: in the browser the GPU loads
 /// asynchronously ([`webgpu::load_embedder_async`]).
 pub fn load_embedder(bytes: Vec<u8>, kind: BackendKind) -> Result<crate::model::Embedder> {
-    let file = ModelFile::from_bytes(bytes)?;
+    load_embedder_with_options(bytes, kind, LoadOptions::default())
+}
+
+/// [`load_embedder`] with the user's choices (e.g. a `max_seq_length` for a llama.cpp file).
+pub fn load_embedder_with_options(
+    bytes: Vec<u8>,
+    kind: BackendKind,
+    options: LoadOptions,
+) -> Result<crate::model::Embedder> {
+    let file = ModelFile::from_bytes_with(bytes, options)?;
     let matmul = MatmulMode::for_model(&file.info, &file.config);
     build_embedder(file, kind, matmul)
 }

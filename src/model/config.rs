@@ -35,20 +35,45 @@ fn default_eps() -> f64 {
 impl EncoderConfig {
     pub fn from_json(json: &str) -> Result<Self> {
         let cfg: Self = serde_json::from_str(json).context("model config is not valid JSON")?;
-        if cfg.num_attention_heads == 0 || cfg.hidden_size % cfg.num_attention_heads != 0 {
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// Rejects hyper-parameters no encoder we run could have, before anything is allocated
+    /// from them (a model file is untrusted input).
+    pub fn check(&self) -> Result<()> {
+        let bounded = [
+            ("vocab_size", self.vocab_size, 1, 1 << 20),
+            ("hidden_size", self.hidden_size, 1, 8192),
+            ("num_hidden_layers", self.num_hidden_layers, 1, 128),
+            ("num_attention_heads", self.num_attention_heads, 1, 256),
+            ("intermediate_size", self.intermediate_size, 1, 65536),
+            (
+                "max_position_embeddings",
+                self.max_position_embeddings,
+                1,
+                1 << 16,
+            ),
+        ];
+        for (name, value, min, max) in bounded {
+            if !(min..=max).contains(&value) {
+                bail!("model config: {name} = {value} is outside {min}..={max}");
+            }
+        }
+        if self.hidden_size % self.num_attention_heads != 0 {
             bail!(
                 "model config: hidden_size {} is not divisible by num_attention_heads {}",
-                cfg.hidden_size,
-                cfg.num_attention_heads
+                self.hidden_size,
+                self.num_attention_heads
             );
         }
-        if cfg.hidden_act != "gelu" {
+        if self.hidden_act != "gelu" {
             bail!(
                 "model config: unsupported activation '{}' (only gelu)",
-                cfg.hidden_act
+                self.hidden_act
             );
         }
-        Ok(cfg)
+        Ok(())
     }
 
     pub fn head_dim(&self) -> usize {

@@ -1,16 +1,19 @@
 //! The self-describing model file: one GGUF holding the weights, the tokenizer, the config,
-//! the pooling mode and the maximum sequence length.
+//! the pooling mode and the maximum sequence length. Two layouts are read, detected from the
+//! metadata: ours (`sr-bench convert`) and llama.cpp's BERT embedding files ([`super::llama`]).
 
 use std::io::Cursor;
 
+use std::collections::HashMap;
+
 use anyhow::{anyhow, bail, Context, Result};
 use candle_core::quantized::gguf_file::{Content, Value};
-use candle_core::quantized::QTensor;
+use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::Device;
 use serde::Serialize;
 
-use super::EncoderConfig;
-use crate::error::{ErrorCode, ResultExt};
+use super::{llama, EncoderConfig};
+use crate::error::{coded, ErrorCode, ResultExt};
 
 /// Metadata keys written by `sr-bench convert` and required when loading.
 pub mod metadata_keys {
@@ -49,23 +52,130 @@ pub struct ModelInfo {
     pub tensors: usize,
 }
 
+/// Choices a user makes when loading a file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// Truncate texts at this many tokens instead of the file's value (llama.cpp files record
+    /// only the position table's size, e.g. 512, where sentence-transformers uses 256).
+    pub max_seq_length: Option<usize>,
+}
+
+/// The pooling modes we run ([`ModelInfo::pooling`] spells them).
+pub const POOLINGS: [&str; 3] = ["mean", "cls", "last"];
+
+/// The weight types our kernels run.
+const DTYPES: [GgmlDType; 4] = [
+    GgmlDType::F32,
+    GgmlDType::F16,
+    GgmlDType::Q8_0,
+    GgmlDType::Q4_0,
+];
+
+/// Where a file's tensor names come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// `sr-bench convert`: Hugging Face names.
+    SrBench,
+    /// llama.cpp's converter: `token_embd`, `blk.N.attn_q`, … ([`llama::tensor_name`]).
+    LlamaCpp,
+}
+
 /// A parsed model file. Tensors are read lazily from the bytes.
 pub struct ModelFile {
     bytes: Vec<u8>,
     content: Content,
+    layout: Layout,
     pub info: ModelInfo,
     pub config: EncoderConfig,
     pub tokenizer_json: String,
 }
 
-impl ModelFile {
-    /// Parses and validates a model file. Errors name what is wrong (not a GGUF, truncated,
-    /// missing metadata) and carry [`ErrorCode::BadModel`].
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
-        Self::parse(bytes).code(ErrorCode::BadModel)
+/// Typed reads of GGUF metadata, with errors that name the key.
+pub(super) struct Metadata<'a>(pub &'a HashMap<String, Value>);
+
+impl Metadata<'_> {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
     }
 
-    fn parse(bytes: Vec<u8>) -> Result<Self> {
+    fn value(&self, key: &str) -> Result<&Value> {
+        self.0
+            .get(key)
+            .ok_or_else(|| anyhow!("model file: missing metadata '{key}'"))
+    }
+
+    pub fn text(&self, key: &str) -> Result<String> {
+        match self.value(key)? {
+            Value::String(s) => Ok(s.clone()),
+            _ => bail!("model file: metadata '{key}' is not a string"),
+        }
+    }
+
+    pub fn number(&self, key: &str) -> Result<u64> {
+        self.value(key)?
+            .to_u64()
+            .map_err(|e| anyhow!("model file: metadata '{key}': {e}"))
+    }
+
+    pub fn float(&self, key: &str) -> Result<f64> {
+        match self.value(key)? {
+            Value::F32(v) => Ok(*v as f64),
+            Value::F64(v) => Ok(*v),
+            _ => bail!("model file: metadata '{key}' is not a float"),
+        }
+    }
+
+    pub fn bool(&self, key: &str) -> Result<bool> {
+        match self.value(key)? {
+            Value::Bool(v) => Ok(*v),
+            _ => bail!("model file: metadata '{key}' is not a boolean"),
+        }
+    }
+
+    pub fn strings(&self, key: &str) -> Result<Vec<String>> {
+        match self.value(key)? {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    _ => bail!("model file: metadata '{key}' holds a non-string"),
+                })
+                .collect(),
+            _ => bail!("model file: metadata '{key}' is not an array"),
+        }
+    }
+
+    pub fn integers(&self, key: &str) -> Result<Vec<i64>> {
+        match self.value(key)? {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    Value::I32(x) => Ok(*x as i64),
+                    Value::U32(x) => Ok(*x as i64),
+                    Value::I64(x) => Ok(*x),
+                    Value::U64(x) => Ok(*x as i64),
+                    _ => bail!("model file: metadata '{key}' holds a non-integer"),
+                })
+                .collect(),
+            _ => bail!("model file: metadata '{key}' is not an array"),
+        }
+    }
+}
+
+impl ModelFile {
+    /// Parses and validates a model file. Errors name what is wrong (not a GGUF, truncated,
+    /// missing metadata) and carry [`ErrorCode::BadModel`] unless a more precise code applies
+    /// (unsupported architecture or dtype).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
+        Self::from_bytes_with(bytes, LoadOptions::default())
+    }
+
+    /// [`Self::from_bytes`] with the user's choices.
+    pub fn from_bytes_with(bytes: Vec<u8>, options: LoadOptions) -> Result<Self> {
+        Self::parse(bytes, options).code(ErrorCode::BadModel)
+    }
+
+    fn parse(bytes: Vec<u8>, options: LoadOptions) -> Result<Self> {
         if bytes.len() < 4 || &bytes[..4] != b"GGUF" {
             bail!(
                 "not a GGUF model file (expected the bytes 'GGUF' at the start, got {} bytes{})",
@@ -79,94 +189,171 @@ impl ModelFile {
         }
         let content = Content::read(&mut Cursor::new(&bytes))
             .map_err(|e| anyhow!("the model file is truncated or corrupt: {e}"))?;
-        let text = |key: &str| -> Result<String> {
-            match content.metadata.get(key) {
-                Some(Value::String(s)) => Ok(s.clone()),
-                Some(_) => bail!("model file: metadata '{key}' is not a string"),
-                None => {
-                    bail!("model file: missing metadata '{key}' (not made by `sr-bench convert`?)")
-                }
+        let meta = Metadata(&content.metadata);
+        let (layout, mut info, config, tokenizer_json) =
+            if meta.get(metadata_keys::FORMAT_VERSION).is_some() {
+                let (info, config, tokenizer) = read_srbench(&meta)?;
+                (Layout::SrBench, info, config, tokenizer)
+            } else if llama::is_llama_file(&meta) {
+                let d = llama::describe(&meta)?;
+                let info = ModelInfo {
+                    name: d.name,
+                    architecture: "bert".into(),
+                    dtype: String::new(),
+                    dim: d.config.hidden_size,
+                    num_layers: d.config.num_hidden_layers,
+                    intermediate_size: d.config.intermediate_size,
+                    num_attention_heads: d.config.num_attention_heads,
+                    vocab_size: d.config.vocab_size,
+                    max_seq_length: d.config.max_position_embeddings,
+                    pooling: d.pooling,
+                    // Cosines do not depend on it; llama.cpp normalises embeddings by default.
+                    normalize: true,
+                    source: "llama.cpp GGUF (convert_hf_to_gguf.py)".into(),
+                    file_bytes: 0,
+                    tensors: 0,
+                };
+                (Layout::LlamaCpp, info, d.config, d.tokenizer_json)
+            } else {
+                bail!(
+                    "not a model file sr-bench can read: no 'srbench.format_version' (our \
+                     converter) and no llama.cpp tokenizer metadata"
+                );
+            };
+        if let Some(n) = options.max_seq_length {
+            if n == 0 || n > config.max_position_embeddings {
+                return Err(coded(
+                    ErrorCode::BadRequest,
+                    format!(
+                        "max sequence length {n} is outside 1..={} (the model's position table)",
+                        config.max_position_embeddings
+                    ),
+                ));
             }
-        };
-        let number = |key: &str| -> Result<u64> {
-            content
-                .metadata
-                .get(key)
-                .ok_or_else(|| anyhow!("model file: missing metadata '{key}'"))?
-                .to_u64()
-                .map_err(|e| anyhow!("model file: metadata '{key}': {e}"))
-        };
-        let version = number(metadata_keys::FORMAT_VERSION)?;
-        if version != FORMAT_VERSION as u64 {
-            bail!("model file has format version {version}; this build reads version {FORMAT_VERSION}");
+            info.max_seq_length = n;
         }
-        let config_json = text(metadata_keys::CONFIG)?;
-        let config = EncoderConfig::from_json(&config_json)?;
-        let architecture = text(metadata_keys::ARCHITECTURE)?;
-        let info = ModelInfo {
-            name: text(metadata_keys::NAME)?,
-            dtype: text(metadata_keys::DTYPE)?,
-            dim: config.hidden_size,
-            num_layers: config.num_hidden_layers,
-            intermediate_size: config.intermediate_size,
-            num_attention_heads: config.num_attention_heads,
-            vocab_size: config.vocab_size,
-            max_seq_length: number(metadata_keys::MAX_SEQ_LENGTH)? as usize,
-            pooling: text(metadata_keys::POOLING)?,
-            normalize: matches!(
-                content.metadata.get(metadata_keys::NORMALIZE),
-                Some(Value::Bool(true))
-            ),
-            source: text(metadata_keys::SOURCE).unwrap_or_default(),
-            file_bytes: bytes.len(),
-            tensors: content.tensor_infos.len(),
-            architecture,
-        };
-        if info.pooling != "mean" {
+        if !POOLINGS.contains(&info.pooling.as_str()) {
             bail!(
-                "model file: unsupported pooling '{}' (only mean)",
-                info.pooling
+                "model file: unsupported pooling '{}' (supported: {})",
+                info.pooling,
+                POOLINGS.join(", ")
             );
         }
-        let tokenizer_json = text(metadata_keys::TOKENIZER)?;
-        let file = Self {
+        info.file_bytes = bytes.len();
+        info.tensors = content.tensor_infos.len();
+        let mut file = Self {
             bytes,
             content,
+            layout,
             info,
             config,
             tokenizer_json,
         };
-        file.check_tensor_data_in_bounds()?;
+        file.check_tensors()?;
+        if file.layout == Layout::LlamaCpp {
+            let probe = file.file_name("encoder.layer.0.attention.self.query.weight");
+            let weight = file
+                .content
+                .tensor_infos
+                .get(&probe)
+                .ok_or_else(|| anyhow!("model file is missing tensor '{probe}'"))?;
+            file.info.dtype = dtype_name(weight.ggml_dtype);
+        }
         Ok(file)
+    }
+
+    /// The name a tensor has in this file.
+    fn file_name(&self, hf_name: &str) -> String {
+        match self.layout {
+            Layout::SrBench => hf_name.to_string(),
+            Layout::LlamaCpp => llama::tensor_name(hf_name).unwrap_or_else(|| hf_name.to_string()),
+        }
     }
 
     /// Reads one tensor (quantized or f32) by its Hugging Face name.
     pub fn tensor(&self, name: &str) -> Result<QTensor> {
-        if !self.content.tensor_infos.contains_key(name) {
-            return Err(anyhow!("model file is missing tensor '{name}'")).code(ErrorCode::BadModel);
+        let stored = self.file_name(name);
+        if !self.content.tensor_infos.contains_key(&stored) {
+            return Err(anyhow!("model file is missing tensor '{stored}'"))
+                .code(ErrorCode::BadModel);
         }
         self.content
-            .tensor(&mut Cursor::new(&self.bytes), name, &Device::Cpu)
-            .with_context(|| format!("model file: cannot read tensor '{name}'"))
+            .tensor(&mut Cursor::new(&self.bytes), &stored, &Device::Cpu)
+            .with_context(|| format!("model file: cannot read tensor '{stored}'"))
             .code(ErrorCode::BadModel)
     }
 
+    /// The tensors' names as stored in the file.
     pub fn tensor_names(&self) -> impl Iterator<Item = &str> {
         self.content.tensor_infos.keys().map(String::as_str)
     }
 
-    /// A file cut short passes the header parse; catch it before a forward pass does.
-    fn check_tensor_data_in_bounds(&self) -> Result<()> {
+    /// Every tensor: a dtype our kernels run, and data inside the file (a file cut short
+    /// passes the header parse; catch it before a forward pass does).
+    fn check_tensors(&self) -> Result<()> {
         for (name, t) in &self.content.tensor_infos {
-            let size = t.shape.elem_count() / t.ggml_dtype.block_size() * t.ggml_dtype.type_size();
-            let end = self.content.tensor_data_offset + t.offset + size as u64;
-            if end > self.bytes.len() as u64 {
-                bail!(
-                    "the model file is truncated: tensor '{name}' ends at byte {end} but the file has {} bytes",
+            if !DTYPES.contains(&t.ggml_dtype) {
+                return Err(coded(
+                    ErrorCode::UnsupportedDtype,
+                    format!(
+                        "tensor '{name}': dtype {} is not supported (supported: f32, f16, q8_0, \
+                         q4_0); convert with --outtype q8_0",
+                        dtype_name(t.ggml_dtype)
+                    ),
+                ));
+            }
+            let size = t
+                .shape
+                .dims()
+                .iter()
+                .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+                .map(|n| n / t.ggml_dtype.block_size() as u64 * t.ggml_dtype.type_size() as u64);
+            let end = size.and_then(|s| {
+                self.content
+                    .tensor_data_offset
+                    .checked_add(t.offset)?
+                    .checked_add(s)
+            });
+            match end {
+                Some(end) if end <= self.bytes.len() as u64 => {}
+                _ => bail!(
+                    "the model file is truncated: tensor '{name}' ends at byte {} but the file has {} bytes",
+                    end.map_or("(overflow)".to_string(), |e| e.to_string()),
                     self.bytes.len()
-                );
+                ),
             }
         }
         Ok(())
     }
+}
+
+/// Our own layout: everything under `srbench.*`.
+fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
+    let version = meta.number(metadata_keys::FORMAT_VERSION)?;
+    if version != FORMAT_VERSION as u64 {
+        bail!("model file has format version {version}; this build reads version {FORMAT_VERSION}");
+    }
+    let config = EncoderConfig::from_json(&meta.text(metadata_keys::CONFIG)?)?;
+    let info = ModelInfo {
+        name: meta.text(metadata_keys::NAME)?,
+        architecture: meta.text(metadata_keys::ARCHITECTURE)?,
+        dtype: meta.text(metadata_keys::DTYPE)?,
+        dim: config.hidden_size,
+        num_layers: config.num_hidden_layers,
+        intermediate_size: config.intermediate_size,
+        num_attention_heads: config.num_attention_heads,
+        vocab_size: config.vocab_size,
+        max_seq_length: meta.number(metadata_keys::MAX_SEQ_LENGTH)? as usize,
+        pooling: meta.text(metadata_keys::POOLING)?,
+        normalize: meta.bool(metadata_keys::NORMALIZE).unwrap_or(false),
+        source: meta.text(metadata_keys::SOURCE).unwrap_or_default(),
+        file_bytes: 0,
+        tensors: 0,
+    };
+    Ok((info, config, meta.text(metadata_keys::TOKENIZER)?))
+}
+
+/// "f32", "f16", "q8_0", … as users write them.
+fn dtype_name(dtype: GgmlDType) -> String {
+    format!("{dtype:?}").to_lowercase()
 }

@@ -5,13 +5,14 @@
 mod config;
 mod embedder;
 mod file;
+mod llama;
 mod tokenizer;
 
 pub use config::EncoderConfig;
 pub use embedder::{
     plan_batches, Batching, Embedder, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
 };
-pub use file::{metadata_keys, ModelFile, ModelInfo, FORMAT_VERSION};
+pub use file::{metadata_keys, LoadOptions, ModelFile, ModelInfo, FORMAT_VERSION, POOLINGS};
 pub use tokenizer::{TextTokenizer, TokenBatch};
 
 /// What [`EncoderBackend::encode_async`] returns.

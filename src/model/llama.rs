@@ -1,0 +1,240 @@
+//! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert`): their
+//! hyper-parameters under `bert.*`, tensors named `token_embd`, `blk.N.attn_q`, …, and the
+//! vocabulary as `tokenizer.ggml.*` in llama.cpp's "phantom space" spelling. Read into the same
+//! [`EncoderConfig`] and tokenizer JSON as our own files, so every backend runs them unchanged.
+
+use anyhow::{anyhow, bail, Result};
+use serde_json::{json, Map, Value as Json};
+
+use super::file::Metadata;
+use super::EncoderConfig;
+use crate::error::{coded, ErrorCode};
+
+/// llama.cpp's token type for control tokens ([CLS], [SEP], …): kept as they are.
+const CONTROL: i64 = 3;
+/// Marks a word-start piece in llama.cpp's vocabulary (a continuation piece has no mark).
+const WORD_START: char = '\u{2581}';
+
+/// Does the metadata describe a llama.cpp BERT-family embedding file?
+pub(super) fn is_llama_file(meta: &Metadata) -> bool {
+    meta.text("general.architecture").is_ok() && meta.get("tokenizer.ggml.model").is_some()
+}
+
+/// What a llama.cpp file says about the model.
+pub(super) struct Described {
+    pub name: String,
+    pub config: EncoderConfig,
+    pub pooling: String,
+    pub tokenizer_json: String,
+}
+
+pub(super) fn describe(meta: &Metadata) -> Result<Described> {
+    let architecture = meta.text("general.architecture")?;
+    if architecture != "bert" {
+        return Err(coded(
+            ErrorCode::UnsupportedArchitecture,
+            format!(
+                "llama.cpp file with architecture '{architecture}': only 'bert' embedding \
+                 models are supported (MiniLM, bge, e5, gte, arctic-embed …)"
+            ),
+        ));
+    }
+    let key = |k: &str| format!("bert.{k}");
+    let tokens = meta.strings("tokenizer.ggml.tokens")?;
+    let types = meta.integers("tokenizer.ggml.token_type")?;
+    if tokens.len() != types.len() {
+        bail!(
+            "llama.cpp file: {} tokens but {} token types",
+            tokens.len(),
+            types.len()
+        );
+    }
+    let config = EncoderConfig {
+        vocab_size: tokens.len(),
+        hidden_size: meta.number(&key("embedding_length"))? as usize,
+        num_hidden_layers: meta.number(&key("block_count"))? as usize,
+        num_attention_heads: meta.number(&key("attention.head_count"))? as usize,
+        intermediate_size: meta.number(&key("feed_forward_length"))? as usize,
+        hidden_act: "gelu".into(),
+        max_position_embeddings: meta.number(&key("context_length"))? as usize,
+        type_vocab_size: meta.number("tokenizer.ggml.token_type_count").unwrap_or(2) as usize,
+        layer_norm_eps: meta
+            .float(&key("attention.layer_norm_epsilon"))
+            .unwrap_or(1e-12),
+        pad_token_id: meta.number("tokenizer.ggml.padding_token_id").unwrap_or(0) as usize,
+        relative_attention_num_buckets: None,
+    };
+    config.check()?;
+    // llama.cpp's enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank.
+    let pooling = match meta.number(&key("pooling_type")).unwrap_or(1) {
+        1 => "mean",
+        2 => "cls",
+        3 => "last",
+        other => bail!(
+            "llama.cpp file: pooling type {other} is not a sentence embedding (supported: mean, \
+             cls, last)"
+        ),
+    };
+    let special = |k: &str, fallback: &str| -> Result<String> {
+        match meta.number(&format!("tokenizer.ggml.{k}_token_id")) {
+            Ok(id) => tokens.get(id as usize).cloned().ok_or_else(|| {
+                anyhow!("llama.cpp file: {k} token id {id} is not in the vocabulary")
+            }),
+            Err(_) => Ok(fallback.to_string()),
+        }
+    };
+    let tokenizer_json = wordpiece_json(
+        &tokens,
+        &types,
+        meta.bool("tokenizer.ggml.normalizer.lowercase")
+            .unwrap_or(true),
+        &special("unknown", "[UNK]")?,
+        &special("bos", "[CLS]")?,
+        &special("seperator", "[SEP]").or_else(|_| special("eos", "[SEP]"))?,
+    )?;
+    Ok(Described {
+        name: meta
+            .text("general.name")
+            .unwrap_or_else(|_| "llama.cpp BERT model".into()),
+        config,
+        pooling: pooling.into(),
+        tokenizer_json,
+    })
+}
+
+/// The `tokenizers` JSON of a BERT WordPiece pipeline over llama.cpp's vocabulary: pieces
+/// spelled "▁word" are word starts, plain ones continuations ("##" again), control tokens stay.
+fn wordpiece_json(
+    tokens: &[String],
+    types: &[i64],
+    lowercase: bool,
+    unk: &str,
+    cls: &str,
+    sep: &str,
+) -> Result<String> {
+    let mut vocab = Map::new();
+    let mut added = Vec::new();
+    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
+        let piece = if kind == CONTROL {
+            added.push(
+                json!({"id": id, "content": token, "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": false, "special": true}),
+            );
+            token.clone()
+        } else if let Some(word) = token.strip_prefix(WORD_START) {
+            word.to_string()
+        } else {
+            format!("##{token}")
+        };
+        // A repeated piece keeps its first id, as a vocab.txt reader would.
+        vocab.entry(piece).or_insert(json!(id));
+    }
+    for token in [unk, cls, sep] {
+        if !vocab.contains_key(token) {
+            bail!("llama.cpp file: the special token '{token}' is not in the vocabulary");
+        }
+    }
+    let id = |t: &str| vocab[t].clone();
+    let special = |t: &str, type_id: u32| json!({"SpecialToken": {"id": t, "type_id": type_id}});
+    let sequence = |s: &str, type_id: u32| json!({"Sequence": {"id": s, "type_id": type_id}});
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+            "strip_accents": null, "lowercase": lowercase},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {"type": "TemplateProcessing",
+            "single": [special(cls, 0), sequence("A", 0), special(sep, 0)],
+            "pair": [special(cls, 0), sequence("A", 0), special(sep, 0), sequence("B", 1),
+                special(sep, 1)],
+            "special_tokens": {
+                cls: {"id": cls, "ids": [id(cls)], "tokens": [cls]},
+                sep: {"id": sep, "ids": [id(sep)], "tokens": [sep]},
+            }},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+        "model": {"type": "WordPiece", "unk_token": unk, "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 100, "vocab": Json::Object(vocab)},
+    });
+    Ok(tokenizer.to_string())
+}
+
+/// The llama.cpp name of a tensor we know by its Hugging Face name.
+pub(super) fn tensor_name(hf: &str) -> Option<String> {
+    let fixed = [
+        ("embeddings.word_embeddings.weight", "token_embd.weight"),
+        (
+            "embeddings.position_embeddings.weight",
+            "position_embd.weight",
+        ),
+        (
+            "embeddings.token_type_embeddings.weight",
+            "token_types.weight",
+        ),
+        ("embeddings.LayerNorm.weight", "token_embd_norm.weight"),
+        ("embeddings.LayerNorm.bias", "token_embd_norm.bias"),
+    ];
+    if let Some((_, name)) = fixed.iter().find(|(h, _)| *h == hf) {
+        return Some(name.to_string());
+    }
+    let rest = hf.strip_prefix("encoder.layer.")?;
+    let (layer, part) = rest.split_once('.')?;
+    let layer: usize = layer.parse().ok()?;
+    let (module, param) = part.rsplit_once('.')?;
+    let block = match module {
+        "attention.self.query" => "attn_q",
+        "attention.self.key" => "attn_k",
+        "attention.self.value" => "attn_v",
+        "attention.output.dense" => "attn_output",
+        "attention.output.LayerNorm" => "attn_output_norm",
+        "intermediate.dense" => "ffn_up",
+        "output.dense" => "ffn_down",
+        "output.LayerNorm" => "layer_output_norm",
+        _ => return None,
+    };
+    Some(format!("blk.{layer}.{block}.{param}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hugging_face_names_map_to_llama_cpp_names() {
+        assert_eq!(
+            tensor_name("encoder.layer.5.attention.output.LayerNorm.bias").as_deref(),
+            Some("blk.5.attn_output_norm.bias")
+        );
+        assert_eq!(
+            tensor_name("embeddings.word_embeddings.weight").as_deref(),
+            Some("token_embd.weight")
+        );
+        assert_eq!(tensor_name("encoder.layer.x.output.dense.weight"), None);
+        assert_eq!(tensor_name("pooler.dense.weight"), None);
+    }
+
+    #[test]
+    fn phantom_space_vocabulary_becomes_wordpiece_again() {
+        let tokens: Vec<String> = [
+            "[PAD]",
+            "[UNK]",
+            "[CLS]",
+            "[SEP]",
+            "\u{2581}tom",
+            "s",
+            "\u{2581}likes",
+        ]
+        .map(String::from)
+        .to_vec();
+        let types = [3, 3, 3, 3, 1, 1, 1];
+        let json = wordpiece_json(&tokens, &types, true, "[UNK]", "[CLS]", "[SEP]").unwrap();
+        let tokenizer = tokenizers::Tokenizer::from_bytes(json.as_bytes()).unwrap();
+        let ids = tokenizer
+            .encode("Toms likes", true)
+            .unwrap()
+            .get_ids()
+            .to_vec();
+        assert_eq!(ids, [2, 4, 5, 6, 3]);
+    }
+}
