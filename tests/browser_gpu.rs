@@ -31,7 +31,7 @@ struct Status {
 }
 
 async fn gpu_model() -> Model {
-    let model = Model::load_with_backend(fetch(MODEL_URL).await, "gpu".into(), None)
+    let model = Model::load_with_backend(fetch(MODEL_URL).await, "gpu".into(), None, None)
         .await
         .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
     let status: Status = serde_wasm_bindgen::from_value(model.backend_status().unwrap()).unwrap();

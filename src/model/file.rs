@@ -4,14 +4,13 @@
 
 use std::io::Cursor;
 
-use std::collections::HashMap;
-
 use anyhow::{anyhow, bail, Context, Result};
-use candle_core::quantized::gguf_file::{Content, Value};
+use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::Device;
 use serde::Serialize;
 
+use super::metadata::Metadata;
 use super::{llama, EncoderConfig};
 use crate::error::{coded, ErrorCode, ResultExt};
 
@@ -80,6 +79,16 @@ enum Layout {
     LlamaCpp,
 }
 
+impl Layout {
+    /// The name a tensor known by its Hugging Face name has in a file of this layout.
+    fn file_name(self, hf_name: &str) -> String {
+        match self {
+            Self::SrBench => hf_name.to_string(),
+            Self::LlamaCpp => llama::tensor_name(hf_name).unwrap_or_else(|| hf_name.to_string()),
+        }
+    }
+}
+
 /// A parsed model file. Tensors are read lazily from the bytes.
 pub struct ModelFile {
     bytes: Vec<u8>,
@@ -88,78 +97,6 @@ pub struct ModelFile {
     pub info: ModelInfo,
     pub config: EncoderConfig,
     pub tokenizer_json: String,
-}
-
-/// Typed reads of GGUF metadata, with errors that name the key.
-pub(super) struct Metadata<'a>(pub &'a HashMap<String, Value>);
-
-impl Metadata<'_> {
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.get(key)
-    }
-
-    fn value(&self, key: &str) -> Result<&Value> {
-        self.0
-            .get(key)
-            .ok_or_else(|| anyhow!("model file: missing metadata '{key}'"))
-    }
-
-    pub fn text(&self, key: &str) -> Result<String> {
-        match self.value(key)? {
-            Value::String(s) => Ok(s.clone()),
-            _ => bail!("model file: metadata '{key}' is not a string"),
-        }
-    }
-
-    pub fn number(&self, key: &str) -> Result<u64> {
-        self.value(key)?
-            .to_u64()
-            .map_err(|e| anyhow!("model file: metadata '{key}': {e}"))
-    }
-
-    pub fn float(&self, key: &str) -> Result<f64> {
-        match self.value(key)? {
-            Value::F32(v) => Ok(*v as f64),
-            Value::F64(v) => Ok(*v),
-            _ => bail!("model file: metadata '{key}' is not a float"),
-        }
-    }
-
-    pub fn bool(&self, key: &str) -> Result<bool> {
-        match self.value(key)? {
-            Value::Bool(v) => Ok(*v),
-            _ => bail!("model file: metadata '{key}' is not a boolean"),
-        }
-    }
-
-    pub fn strings(&self, key: &str) -> Result<Vec<String>> {
-        match self.value(key)? {
-            Value::Array(items) => items
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) => Ok(s.clone()),
-                    _ => bail!("model file: metadata '{key}' holds a non-string"),
-                })
-                .collect(),
-            _ => bail!("model file: metadata '{key}' is not an array"),
-        }
-    }
-
-    pub fn integers(&self, key: &str) -> Result<Vec<i64>> {
-        match self.value(key)? {
-            Value::Array(items) => items
-                .iter()
-                .map(|v| match v {
-                    Value::I32(x) => Ok(*x as i64),
-                    Value::U32(x) => Ok(*x as i64),
-                    Value::I64(x) => Ok(*x),
-                    Value::U64(x) => Ok(*x as i64),
-                    _ => bail!("model file: metadata '{key}' holds a non-integer"),
-                })
-                .collect(),
-            _ => bail!("model file: metadata '{key}' is not an array"),
-        }
-    }
 }
 
 impl ModelFile {
@@ -172,10 +109,39 @@ impl ModelFile {
 
     /// [`Self::from_bytes`] with the user's choices.
     pub fn from_bytes_with(bytes: Vec<u8>, options: LoadOptions) -> Result<Self> {
-        Self::parse(bytes, options).code(ErrorCode::BadModel)
+        let header = Header::read(&bytes, bytes.len(), options).code(ErrorCode::BadModel)?;
+        Ok(Self {
+            bytes,
+            content: header.content,
+            layout: header.layout,
+            info: header.info,
+            config: header.config,
+            tokenizer_json: header.tokenizer_json,
+        })
     }
 
-    fn parse(bytes: Vec<u8>, options: LoadOptions) -> Result<Self> {
+    /// What a file of `total_len` bytes says about itself, from its first bytes only (the
+    /// header: metadata, vocabulary and tensor table), with every check [`Self::from_bytes`]
+    /// makes: the page shows it, and checks the memory it would need, before loading.
+    pub fn inspect(prefix: &[u8], total_len: usize, options: LoadOptions) -> Result<ModelInfo> {
+        Header::read(prefix, total_len, options)
+            .map(|h| h.info)
+            .code(ErrorCode::BadModel)
+    }
+}
+
+/// A parsed header: everything but the tensor data.
+struct Header {
+    content: Content,
+    layout: Layout,
+    info: ModelInfo,
+    config: EncoderConfig,
+    tokenizer_json: String,
+}
+
+impl Header {
+    /// Reads the header from `bytes` (the whole file or its start) of a file of `total_len`.
+    fn read(bytes: &[u8], total_len: usize, options: LoadOptions) -> Result<Self> {
         if bytes.len() < 4 || &bytes[..4] != b"GGUF" {
             bail!(
                 "not a GGUF model file (expected the bytes 'GGUF' at the start, got {} bytes{})",
@@ -187,7 +153,7 @@ impl ModelFile {
                 }
             );
         }
-        let content = Content::read(&mut Cursor::new(&bytes))
+        let content = Content::read(&mut Cursor::new(bytes))
             .map_err(|e| anyhow!("the model file is truncated or corrupt: {e}"))?;
         let meta = Metadata(&content.metadata);
         let (layout, mut info, config, tokenizer_json) =
@@ -239,40 +205,31 @@ impl ModelFile {
                 POOLINGS.join(", ")
             );
         }
-        info.file_bytes = bytes.len();
+        info.file_bytes = total_len;
         info.tensors = content.tensor_infos.len();
-        let mut file = Self {
-            bytes,
+        check_tensors(&content, total_len)?;
+        if layout == Layout::LlamaCpp {
+            let probe = layout.file_name("encoder.layer.0.attention.self.query.weight");
+            let weight = content
+                .tensor_infos
+                .get(&probe)
+                .ok_or_else(|| anyhow!("model file is missing tensor '{probe}'"))?;
+            info.dtype = dtype_name(weight.ggml_dtype);
+        }
+        Ok(Self {
             content,
             layout,
             info,
             config,
             tokenizer_json,
-        };
-        file.check_tensors()?;
-        if file.layout == Layout::LlamaCpp {
-            let probe = file.file_name("encoder.layer.0.attention.self.query.weight");
-            let weight = file
-                .content
-                .tensor_infos
-                .get(&probe)
-                .ok_or_else(|| anyhow!("model file is missing tensor '{probe}'"))?;
-            file.info.dtype = dtype_name(weight.ggml_dtype);
-        }
-        Ok(file)
+        })
     }
+}
 
-    /// The name a tensor has in this file.
-    fn file_name(&self, hf_name: &str) -> String {
-        match self.layout {
-            Layout::SrBench => hf_name.to_string(),
-            Layout::LlamaCpp => llama::tensor_name(hf_name).unwrap_or_else(|| hf_name.to_string()),
-        }
-    }
-
+impl ModelFile {
     /// Reads one tensor (quantized or f32) by its Hugging Face name.
     pub fn tensor(&self, name: &str) -> Result<QTensor> {
-        let stored = self.file_name(name);
+        let stored = self.layout.file_name(name);
         if !self.content.tensor_infos.contains_key(&stored) {
             return Err(anyhow!("model file is missing tensor '{stored}'"))
                 .code(ErrorCode::BadModel);
@@ -287,44 +244,44 @@ impl ModelFile {
     pub fn tensor_names(&self) -> impl Iterator<Item = &str> {
         self.content.tensor_infos.keys().map(String::as_str)
     }
+}
 
-    /// Every tensor: a dtype our kernels run, and data inside the file (a file cut short
-    /// passes the header parse; catch it before a forward pass does).
-    fn check_tensors(&self) -> Result<()> {
-        for (name, t) in &self.content.tensor_infos {
-            if !DTYPES.contains(&t.ggml_dtype) {
-                return Err(coded(
-                    ErrorCode::UnsupportedDtype,
-                    format!(
-                        "tensor '{name}': dtype {} is not supported (supported: f32, f16, q8_0, \
-                         q4_0); convert with --outtype q8_0",
-                        dtype_name(t.ggml_dtype)
-                    ),
-                ));
-            }
-            let size = t
-                .shape
-                .dims()
-                .iter()
-                .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
-                .map(|n| n / t.ggml_dtype.block_size() as u64 * t.ggml_dtype.type_size() as u64);
-            let end = size.and_then(|s| {
-                self.content
-                    .tensor_data_offset
-                    .checked_add(t.offset)?
-                    .checked_add(s)
-            });
-            match end {
-                Some(end) if end <= self.bytes.len() as u64 => {}
-                _ => bail!(
-                    "the model file is truncated: tensor '{name}' ends at byte {} but the file has {} bytes",
-                    end.map_or("(overflow)".to_string(), |e| e.to_string()),
-                    self.bytes.len()
+/// Every tensor: a dtype our kernels run, and data inside the file (a file cut short
+/// passes the header parse; catch it before a forward pass does).
+fn check_tensors(content: &Content, total_len: usize) -> Result<()> {
+    for (name, t) in &content.tensor_infos {
+        if !DTYPES.contains(&t.ggml_dtype) {
+            return Err(coded(
+                ErrorCode::UnsupportedDtype,
+                format!(
+                    "tensor '{name}': dtype {} is not supported (supported: f32, f16, q8_0, \
+                     q4_0); convert with --outtype q8_0",
+                    dtype_name(t.ggml_dtype)
                 ),
-            }
+            ));
         }
-        Ok(())
+        let size = t
+            .shape
+            .dims()
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+            .map(|n| n / t.ggml_dtype.block_size() as u64 * t.ggml_dtype.type_size() as u64);
+        let end = size.and_then(|s| {
+            content
+                .tensor_data_offset
+                .checked_add(t.offset)?
+                .checked_add(s)
+        });
+        match end {
+            Some(end) if end <= total_len as u64 => {}
+            _ => bail!(
+                "the model file is truncated: tensor '{name}' ends at byte {} but the file has {} bytes",
+                end.map_or("(overflow)".to_string(), |e| e.to_string()),
+                total_len
+            ),
+        }
     }
+    Ok(())
 }
 
 /// Our own layout: everything under `srbench.*`.

@@ -6,7 +6,7 @@
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value as Json};
 
-use super::file::Metadata;
+use super::metadata::Metadata;
 use super::EncoderConfig;
 use crate::error::{coded, ErrorCode};
 

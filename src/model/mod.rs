@@ -6,6 +6,7 @@ mod config;
 mod embedder;
 mod file;
 mod llama;
+mod metadata;
 mod tokenizer;
 
 pub use config::EncoderConfig;

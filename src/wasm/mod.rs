@@ -7,7 +7,7 @@ mod evaluation;
 mod model;
 
 pub use evaluation::{pairs_csv, sentence_sample, Evaluation};
-pub use model::{estimate_worker_bytes, Model};
+pub use model::{estimate_worker_bytes, inspect_model, Model};
 
 use js_sys::{Float32Array, Reflect};
 use serde::Serialize;

@@ -8,9 +8,9 @@ use wasm_bindgen::prelude::*;
 use super::{flatten, js_error, js_error_of, to_js};
 use crate::backend::memory::{self, ModelShape};
 use crate::backend::webgpu::{self, GpuOptions, GpuWithCpuFallback};
-use crate::backend::{load_embedder, BackendKind, BackendStatus, MatmulMode};
+use crate::backend::{load_embedder_with_options, BackendKind, BackendStatus, MatmulMode};
 use crate::error::ErrorCode;
-use crate::model::{cosine, Embedder, ModelFile};
+use crate::model::{cosine, Embedder, LoadOptions, ModelFile};
 
 /// A loaded sentence encoder.
 #[wasm_bindgen]
@@ -22,10 +22,17 @@ pub struct Model {
 
 #[wasm_bindgen]
 impl Model {
-    /// Parses a model file (GGUF made by `sr-bench convert`) for the CPU.
+    /// Parses a model file (ours or a llama.cpp BERT embedding GGUF) for the CPU.
     pub fn load(bytes: Vec<u8>) -> Result<Model, JsValue> {
+        Model::load_with(bytes, None)
+    }
+
+    /// [`Model::load`] truncating texts at `max_seq_length` tokens instead of the file's value.
+    pub fn load_with(bytes: Vec<u8>, max_seq_length: Option<usize>) -> Result<Model, JsValue> {
+        let options = LoadOptions { max_seq_length };
         Ok(Model {
-            embedder: load_embedder(bytes, BackendKind::Cpu).map_err(js_error)?,
+            embedder: load_embedder_with_options(bytes, BackendKind::Cpu, options)
+                .map_err(js_error)?,
             gpu: None,
         })
     }
@@ -38,12 +45,14 @@ impl Model {
         bytes: Vec<u8>,
         backend: String,
         cpu_fallback: Option<bool>,
+        max_seq_length: Option<usize>,
     ) -> Result<Model, JsValue> {
         let kind: BackendKind = backend.parse().map_err(js_error)?;
         if kind == BackendKind::Cpu {
-            return Model::load(bytes);
+            return Model::load_with(bytes, max_seq_length);
         }
-        let file = ModelFile::from_bytes(bytes).map_err(js_error)?;
+        let file =
+            ModelFile::from_bytes_with(bytes, LoadOptions { max_seq_length }).map_err(js_error)?;
         let matmul = MatmulMode::for_model(&file.info, &file.config);
         let fallback = kind.gpu_fallback(cpu_fallback.unwrap_or(false));
         let (embedder, gpu) =
@@ -150,6 +159,27 @@ impl Model {
     pub(super) fn embedder(&self) -> &Embedder {
         &self.embedder
     }
+}
+
+/// What a model file says about itself, from its first bytes (the header: 16 MB hold any
+/// BERT-family vocabulary) and its total size, without loading it: `{info, worker_bytes}`
+/// (`info` as `Model.info()`, `worker_bytes` as `estimate_worker_bytes`). Fails with the same
+/// coded errors as loading (bad file, unsupported architecture or dtype).
+#[wasm_bindgen]
+pub fn inspect_model(
+    prefix: &[u8],
+    total_bytes: usize,
+    max_seq_length: Option<usize>,
+) -> Result<JsValue, JsValue> {
+    #[derive(serde::Serialize)]
+    struct Inspected {
+        info: crate::model::ModelInfo,
+        worker_bytes: f64,
+    }
+    let info = ModelFile::inspect(prefix, total_bytes, LoadOptions { max_seq_length })
+        .map_err(js_error)?;
+    let worker_bytes = memory::estimate_worker_bytes(&ModelShape::from(&info)) as f64;
+    to_js(&Inspected { info, worker_bytes })
 }
 
 /// Bytes one embedding helper needs for a model described by `info` (the object
