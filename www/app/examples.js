@@ -3,26 +3,17 @@
 import { DIMENSIONS } from '../protocol.js';
 import { $ } from './ui.js';
 
-/** @type {Array<{id: string, label: string, dimension: string, a: string, b: string, same: boolean, why: string}>} */
+const example = (id, label, dimension, same, a, b, why) => ({ id, label, dimension, same, a, b, why });
+
+/** One per SR phenomenon: the two texts, and whether they mean the same (and why).
+ * @type {Array<{id: string, label: string, dimension: string, a: string, b: string, same: boolean, why: string}>} */
 export const EXAMPLES = [
-  { id: 'active-passive', label: 'Active ↔ passive', dimension: 'structure', same: true,
-    a: 'The chef cooked the meal.', b: 'The meal was cooked by the chef.',
-    why: 'Only the voice changed: the chef still does the cooking.' },
-  { id: 'inversion', label: 'Inversion', dimension: 'structure', same: true,
-    a: 'The team has won the championship.', b: 'Won the championship has the team.',
-    why: 'The word order is inverted, but the team still won.' },
-  { id: 'partial-inversion', label: 'Partial inversion', dimension: 'structure', same: true,
-    a: 'The team has won the championship.', b: 'The championship, the team has won.',
-    why: 'Only the object moved to the front.' },
-  { id: 'concept-order', label: 'Concept order swap', dimension: 'relation', same: false,
-    a: 'Tom likes Taylor Swift.', b: 'Taylor Swift likes Tom.',
-    why: 'Who likes whom is reversed, with exactly the same words.' },
-  { id: 'cause-effect', label: 'Cause ↔ effect', dimension: 'relation', same: false,
-    a: 'Rain causes floods.', b: 'Floods cause rain.',
-    why: 'Cause and effect are swapped (and the new claim is false).' },
-  { id: 'clause-reorder', label: 'Clause reorder', dimension: 'relation', same: true,
-    a: 'He read the book because he was interested in history.', b: 'Because he was interested in history, he read the book.',
-    why: 'The clauses changed places; the reason is the same.' },
+  example('active-passive', 'Active ↔ passive', 'structure', true, 'The chef cooked the meal.', 'The meal was cooked by the chef.', 'Only the voice changed: the chef still does the cooking.'),
+  example('inversion', 'Inversion', 'structure', true, 'The team has won the championship.', 'Won the championship has the team.', 'The word order is inverted, but the team still won.'),
+  example('partial-inversion', 'Partial inversion', 'structure', true, 'The team has won the championship.', 'The championship, the team has won.', 'Only the object moved to the front.'),
+  example('concept-order', 'Concept order swap', 'relation', false, 'Tom likes Taylor Swift.', 'Taylor Swift likes Tom.', 'Who likes whom is reversed, with exactly the same words.'),
+  example('cause-effect', 'Cause ↔ effect', 'relation', false, 'Rain causes floods.', 'Floods cause rain.', 'Cause and effect are swapped (and the new claim is false).'),
+  example('clause-reorder', 'Clause reorder', 'relation', true, 'He read the book because he was interested in history.', 'Because he was interested in history, he read the book.', 'The clauses changed places; the reason is the same.'),
 ];
 
 /** One button per example, grouped by dimension; `onPick(example)` when one is pressed. */
