@@ -18,8 +18,6 @@ export function createEngineState() {
     /** The loaded model's file and manifest entry: the pool's helpers load their own copy. */
     bytes: null,
     entry: null,
-    /** What one pool helper needs for this model (Rust's `Model.estimate_worker_bytes()`). */
-    workerBytes: 0,
     loadSeq: 0,
     /** @type {AbortController|null} */
     loadAbort: null,

@@ -42,7 +42,7 @@ async function fetchData(engine, path, baseUrl) {
 function getPool(engine, workers, onStart) {
   const { model, bytes, wasmModule, entry } = engine;
   if (!model || !bytes || !wasmModule || model.backend !== 'cpu') return Promise.resolve(null);
-  const size = workers > 0 ? Math.min(workers, MAX_REQUESTED_WORKERS) : defaultPoolSize(engine.workerBytes);
+  const size = workers > 0 ? Math.min(workers, MAX_REQUESTED_WORKERS) : defaultPoolSize(model.estimate_worker_bytes());
   if (size < 2 || typeof Worker === 'undefined') return Promise.resolve(null);
   const key = `${entry.sha256}/${size}`;
   if (!engine.pool || engine.pool.key !== key) {

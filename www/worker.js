@@ -92,7 +92,6 @@ async function onLoad(msg) {
   const old = engine.model;
   engine.model = next;
   engine.info = info;
-  engine.workerBytes = Number(next.estimate_worker_bytes());
   if (old) exclusive(engine, () => old.free()); // after any similarity still in flight on it
   engine.bytes = got.bytes;
   engine.entry = msg.model;
