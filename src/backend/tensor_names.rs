@@ -39,33 +39,73 @@ pub struct LayerNames {
 }
 
 impl LayerNames {
+    /// Layer `i`'s parts, in the field order, under `encoder.layer.{i}`.
+    fn at(i: usize, parts: [&str; 8]) -> Self {
+        let [query, key, value, attention_out, attention_norm, intermediate, output, output_norm] =
+            parts.map(|part| format!("encoder.layer.{i}.{part}"));
+        Self {
+            query,
+            key,
+            value,
+            attention_out,
+            attention_norm,
+            intermediate,
+            output,
+            output_norm,
+        }
+    }
+
     /// BERT's layer `i` (`BertModel`).
     pub fn bert(i: usize) -> Self {
-        let p = format!("encoder.layer.{i}");
-        Self {
-            query: format!("{p}.attention.self.query"),
-            key: format!("{p}.attention.self.key"),
-            value: format!("{p}.attention.self.value"),
-            attention_out: format!("{p}.attention.output.dense"),
-            attention_norm: format!("{p}.attention.output.LayerNorm"),
-            intermediate: format!("{p}.intermediate.dense"),
-            output: format!("{p}.output.dense"),
-            output_norm: format!("{p}.output.LayerNorm"),
-        }
+        Self::at(
+            i,
+            [
+                "attention.self.query",
+                "attention.self.key",
+                "attention.self.value",
+                "attention.output.dense",
+                "attention.output.LayerNorm",
+                "intermediate.dense",
+                "output.dense",
+                "output.LayerNorm",
+            ],
+        )
     }
 
     /// MPNet's layer `i` (`MPNetModel`: attention projections `attn.{q,k,v,o}`).
     pub fn mpnet(i: usize) -> Self {
-        let p = format!("encoder.layer.{i}");
-        Self {
-            query: format!("{p}.attention.attn.q"),
-            key: format!("{p}.attention.attn.k"),
-            value: format!("{p}.attention.attn.v"),
-            attention_out: format!("{p}.attention.attn.o"),
-            attention_norm: format!("{p}.attention.LayerNorm"),
-            intermediate: format!("{p}.intermediate.dense"),
-            output: format!("{p}.output.dense"),
-            output_norm: format!("{p}.output.LayerNorm"),
-        }
+        Self::at(
+            i,
+            [
+                "attention.attn.q",
+                "attention.attn.k",
+                "attention.attn.v",
+                "attention.attn.o",
+                "attention.LayerNorm",
+                "intermediate.dense",
+                "output.dense",
+                "output.LayerNorm",
+            ],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LayerNames;
+
+    #[test]
+    fn layer_names_are_hugging_face_s() {
+        let b = LayerNames::bert(3);
+        assert_eq!(b.query, "encoder.layer.3.attention.self.query");
+        assert_eq!(
+            b.attention_norm,
+            "encoder.layer.3.attention.output.LayerNorm"
+        );
+        assert_eq!(b.output_norm, "encoder.layer.3.output.LayerNorm");
+        let m = LayerNames::mpnet(11);
+        assert_eq!(m.attention_out, "encoder.layer.11.attention.attn.o");
+        assert_eq!(m.attention_norm, "encoder.layer.11.attention.LayerNorm");
+        assert_eq!(m.intermediate, "encoder.layer.11.intermediate.dense");
     }
 }

@@ -7,7 +7,8 @@
 
 use super::buffers::{f32_bytes, params_bytes, record, staging, storage, u32_bytes, uniform, Step};
 use super::context::GpuContext;
-use super::kernels::{Op, Shape, FLAG_GELU, FLAG_RESIDUAL};
+use super::kernels::{Op, Shape};
+use super::params::{FLAG_GELU, FLAG_RESIDUAL};
 use super::weights::{Dims, GpuWeights};
 
 /// Activation buffers and the steps bound to them; grown (rebuilt) when a batch does not fit.

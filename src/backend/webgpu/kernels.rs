@@ -25,9 +25,6 @@ pub(crate) const ATTENTION_THREADS: usize = 64;
 pub(crate) const ATTENTION_MAX_SEQ: usize = 512;
 /// Threads per workgroup of the element-wise kernels.
 const ELEMENTWISE_THREADS: u32 = 256;
-/// Matmul epilogue flags.
-pub(crate) const FLAG_GELU: u32 = 1;
-pub(crate) const FLAG_RESIDUAL: u32 = 2;
 
 /// The compiled compute pipelines (one per kernel entry point).
 pub(crate) struct Kernels {

@@ -24,6 +24,11 @@ pub(crate) unsafe trait UniformParams: Copy + 'static {
     }
 }
 
+/// [`MatmulParams::flags`]: exact-erf GELU after the bias.
+pub(crate) const FLAG_GELU: u32 = 1;
+/// [`MatmulParams::flags`]: add `residual` (after the bias and any GELU).
+pub(crate) const FLAG_RESIDUAL: u32 = 2;
+
 const _: () = assert!(
     cfg!(target_endian = "little"),
     "WGSL uniforms are little-endian"
@@ -68,8 +73,7 @@ uniform_params! {
         m: u32,
         n: u32,
         k: u32,
-        /// Bit 0 ([`super::kernels::FLAG_GELU`]): GELU after the bias; bit 1
-        /// ([`super::kernels::FLAG_RESIDUAL`]): add `residual`.
+        /// [`FLAG_GELU`] | [`FLAG_RESIDUAL`].
         flags: u32,
     }
 }

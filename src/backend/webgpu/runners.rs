@@ -9,7 +9,8 @@ use super::buffers::{
     Step,
 };
 use super::context::GpuContext;
-use super::kernels::{check_attention_shape, Op, Shape, FLAG_GELU, FLAG_RESIDUAL};
+use super::kernels::{check_attention_shape, Op, Shape};
+use super::params::{FLAG_GELU, FLAG_RESIDUAL};
 
 impl GpuContext {
     /// Runs `op` once over `shape` with `buffers` bound after its parameter block and
