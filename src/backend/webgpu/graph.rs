@@ -26,7 +26,6 @@ pub(crate) struct Graph {
     readback: wgpu::Buffer,
     /// Every step's parameter block, one aligned slot each.
     params: wgpu::Buffer,
-    params_len: u64,
     steps: Vec<Step>,
 }
 
@@ -94,7 +93,7 @@ impl Graph {
             ]);
         }
         ops.push((Op::MeanPoolL2 { dim: hidden }, vec![&h, &mask, &pooled]));
-        let (params, params_len, steps) = bind_steps(ctx, &ops);
+        let (params, steps) = bind_steps(ctx, &ops);
         Self {
             rows,
             batch,
@@ -104,7 +103,6 @@ impl Graph {
             pooled,
             width: hidden,
             params,
-            params_len,
             steps,
         }
     }
@@ -123,7 +121,7 @@ impl Graph {
         q.write_buffer(
             &self.params,
             0,
-            &params_bytes(&self.steps, shape, self.params_len),
+            &params_bytes(&self.steps, shape, self.params.size()),
         );
         q.write_buffer(&self.x, 0, &f32_bytes(words));
         q.write_buffer(&self.mask, 0, &u32_bytes(mask));
@@ -141,15 +139,11 @@ impl Graph {
 }
 
 /// One uniform buffer with an aligned parameter slot per op, and the ops bound to it.
-fn bind_steps(
-    ctx: &GpuContext,
-    ops: &[(Op, Vec<&wgpu::Buffer>)],
-) -> (wgpu::Buffer, u64, Vec<Step>) {
+fn bind_steps(ctx: &GpuContext, ops: &[(Op, Vec<&wgpu::Buffer>)]) -> (wgpu::Buffer, Vec<Step>) {
     let align = u64::from(ctx.limits.min_uniform_buffer_offset_alignment);
     // The largest parameter block is 32 bytes.
     let stride = 32u64.next_multiple_of(align);
-    let len = stride * ops.len() as u64;
-    let params = uniform(&ctx.device, "params", len);
+    let params = uniform(&ctx.device, "params", stride * ops.len() as u64);
     let steps = ops
         .iter()
         .enumerate()
@@ -163,5 +157,5 @@ fn bind_steps(
             )
         })
         .collect();
-    (params, len, steps)
+    (params, steps)
 }

@@ -26,11 +26,10 @@ impl GpuContext {
         self.check()?;
         let d = &self.device;
         let scopes = ErrorScopes::open(d);
-        let params_len = op.params(shape).as_bytes().len() as u64;
-        let params = uniform(d, "params", params_len);
+        let params = uniform(d, "params", op.params(shape).as_bytes().len() as u64);
         let steps = [Step::new(d, &self.kernels, op, (&params, 0), buffers)];
         self.queue
-            .write_buffer(&params, 0, &params_bytes(&steps, shape, params_len));
+            .write_buffer(&params, 0, &params_bytes(&steps, shape, params.size()));
         let readback = staging(d, (output_len * 4) as u64);
         let mut encoder = d.create_command_encoder(&Default::default());
         record(&mut encoder, &self.kernels, &steps, shape);
