@@ -1,8 +1,8 @@
 //! The WGSL kernels (built from the `.wgsl` files next to this one, each after its `Params`
-//! struct generated in `params.rs`), their pipelines, and
-//! [`Op`]: one kernel launch described by what stays fixed for a model (widths, flags); given
-//! a batch's [`Shape`], it yields the kernel's parameter block and workgroup grid. The encoder
-//! and the one-shot kernel runs (`runners.rs`) launch kernels only through it.
+//! struct generated in `params.rs`), their pipelines, and [`Op`]: one kernel launch described
+//! by what stays fixed for a model (widths, flags); given a batch's [`Shape`], it yields the
+//! kernel's parameter block and workgroup grid. The encoder and the one-shot kernel runs
+//! (`runners.rs`) launch kernels only through it.
 
 use anyhow::{bail, Result};
 
@@ -18,11 +18,11 @@ const POOL: &str = include_str!("wgsl/pool.wgsl");
 const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
 
 /// Output tile of the matmul kernel (rows and columns per workgroup).
-pub(crate) const MATMUL_TILE: u32 = 64;
+const MATMUL_TILE: u32 = 64;
 /// Threads per workgroup of the attention kernel; `head_dim` must divide it.
-pub(crate) const ATTENTION_THREADS: usize = 64;
+const ATTENTION_THREADS: usize = 64;
 /// Longest sequence the attention kernel holds in workgroup memory.
-pub(crate) const ATTENTION_MAX_SEQ: usize = 512;
+const ATTENTION_MAX_SEQ: usize = 512;
 /// Threads per workgroup of the element-wise kernels.
 const ELEMENTWISE_THREADS: u32 = 256;
 
