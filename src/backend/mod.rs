@@ -5,6 +5,7 @@
 
 pub mod cpu;
 pub mod memory;
+pub mod tensor_names;
 pub mod webgpu;
 
 use anyhow::Result;

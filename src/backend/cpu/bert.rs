@@ -6,6 +6,7 @@ use candle_core::quantized::QMatMul;
 use candle_core::{DType, Tensor};
 
 use super::weights::{LayerNorm, Linear, Weights};
+use crate::backend::tensor_names::{self as names, LayerNames};
 use crate::model::{EncoderBackend, EncoderConfig, TokenBatch};
 
 struct Embeddings {
@@ -15,15 +16,31 @@ struct Embeddings {
     norm: LayerNorm,
 }
 
-struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attention_out: Linear,
-    attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
-    output_norm: LayerNorm,
+/// One encoder layer's weights (BERT and MPNet have the same parts, named differently).
+pub(super) struct Layer {
+    pub query: Linear,
+    pub key: Linear,
+    pub value: Linear,
+    pub attention_out: Linear,
+    pub attention_norm: LayerNorm,
+    pub intermediate: Linear,
+    pub output: Linear,
+    pub output_norm: LayerNorm,
+}
+
+impl Layer {
+    pub fn load(w: &Weights, n: &LayerNames, eps: f64) -> Result<Self> {
+        Ok(Self {
+            query: w.linear(&n.query)?,
+            key: w.linear(&n.key)?,
+            value: w.linear(&n.value)?,
+            attention_out: w.linear(&n.attention_out)?,
+            attention_norm: w.layer_norm(&n.attention_norm, eps)?,
+            intermediate: w.linear(&n.intermediate)?,
+            output: w.linear(&n.output)?,
+            output_norm: w.layer_norm(&n.output_norm, eps)?,
+        })
+    }
 }
 
 pub struct Bert {
@@ -37,30 +54,15 @@ impl Bert {
     pub fn load(w: &Weights, cfg: &EncoderConfig, words: QMatMul) -> Result<Self> {
         let eps = cfg.layer_norm_eps;
         // Single-segment input: every token has type id 0.
-        let token_type0 = w
-            .tensor("embeddings.token_type_embeddings.weight")?
-            .get(0)?;
+        let token_type0 = w.tensor(names::TOKEN_TYPE_EMBEDDINGS)?.get(0)?;
         let embeddings = Embeddings {
             words,
-            positions: w.tensor("embeddings.position_embeddings.weight")?,
+            positions: w.tensor(names::POSITION_EMBEDDINGS)?,
             token_type0,
-            norm: w.layer_norm("embeddings.LayerNorm", eps)?,
+            norm: w.layer_norm(names::EMBEDDINGS_NORM, eps)?,
         };
         let layers = (0..cfg.num_hidden_layers)
-            .map(|i| {
-                let p = format!("encoder.layer.{i}");
-                Ok(Layer {
-                    query: w.linear(&format!("{p}.attention.self.query"))?,
-                    key: w.linear(&format!("{p}.attention.self.key"))?,
-                    value: w.linear(&format!("{p}.attention.self.value"))?,
-                    attention_out: w.linear(&format!("{p}.attention.output.dense"))?,
-                    attention_norm: w
-                        .layer_norm(&format!("{p}.attention.output.LayerNorm"), eps)?,
-                    intermediate: w.linear(&format!("{p}.intermediate.dense"))?,
-                    output: w.linear(&format!("{p}.output.dense"))?,
-                    output_norm: w.layer_norm(&format!("{p}.output.LayerNorm"), eps)?,
-                })
-            })
+            .map(|i| Layer::load(w, &LayerNames::bert(i), eps))
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             embeddings,

@@ -14,7 +14,9 @@ use anyhow::{bail, Result};
 use candle_core::quantized::QMatMul;
 use candle_core::{DType, Device, Tensor};
 
-use super::weights::{LayerNorm, Linear, Weights};
+use super::bert::Layer;
+use super::weights::{LayerNorm, Weights};
+use crate::backend::tensor_names::{self as names, LayerNames};
 use crate::model::{EncoderBackend, EncoderConfig, TokenBatch};
 
 /// `relative_position_bucket`'s `max_distance` in Hugging Face's MPNet (not in the config).
@@ -26,17 +28,6 @@ struct Embeddings {
     words: QMatMul,
     positions: Tensor,
     norm: LayerNorm,
-}
-
-struct Layer {
-    q: Linear,
-    k: Linear,
-    v: Linear,
-    o: Linear,
-    attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
-    output_norm: LayerNorm,
 }
 
 pub struct MpNet {
@@ -79,28 +70,16 @@ pub fn relative_position_bucket(
 impl MpNet {
     pub fn load(w: &Weights, cfg: &EncoderConfig, words: QMatMul) -> Result<Self> {
         let eps = cfg.layer_norm_eps;
-        let positions = w.tensor("embeddings.position_embeddings.weight")?;
+        let positions = w.tensor(names::POSITION_EMBEDDINGS)?;
         let embeddings = Embeddings {
             words,
-            norm: w.layer_norm("embeddings.LayerNorm", eps)?,
+            norm: w.layer_norm(names::EMBEDDINGS_NORM, eps)?,
             positions,
         };
         let layers = (0..cfg.num_hidden_layers)
-            .map(|i| {
-                let p = format!("encoder.layer.{i}");
-                Ok(Layer {
-                    q: w.linear(&format!("{p}.attention.attn.q"))?,
-                    k: w.linear(&format!("{p}.attention.attn.k"))?,
-                    v: w.linear(&format!("{p}.attention.attn.v"))?,
-                    o: w.linear(&format!("{p}.attention.attn.o"))?,
-                    attention_norm: w.layer_norm(&format!("{p}.attention.LayerNorm"), eps)?,
-                    intermediate: w.linear(&format!("{p}.intermediate.dense"))?,
-                    output: w.linear(&format!("{p}.output.dense"))?,
-                    output_norm: w.layer_norm(&format!("{p}.output.LayerNorm"), eps)?,
-                })
-            })
+            .map(|i| Layer::load(w, &LayerNames::mpnet(i), eps))
             .collect::<Result<Vec<_>>>()?;
-        let relative_attention_bias = w.tensor("encoder.relative_attention_bias.weight")?;
+        let relative_attention_bias = w.tensor(names::RELATIVE_ATTENTION_BIAS)?;
         let buckets = cfg
             .relative_attention_num_buckets
             .unwrap_or(DEFAULT_BUCKETS);
@@ -199,15 +178,17 @@ impl MpNet {
         };
         // Scaling q by 1/√d (= 1/8, a power of two: exact) instead of the scores saves one
         // `[batch, heads, seq, seq]` temporary.
-        let q = split_heads((l.q.forward(x)? / (self.head_dim as f64).sqrt())?)?;
-        let k = split_heads(l.k.forward(x)?)?;
-        let v = split_heads(l.v.forward(x)?)?;
+        let q = split_heads((l.query.forward(x)? / (self.head_dim as f64).sqrt())?)?;
+        let k = split_heads(l.key.forward(x)?)?;
+        let v = split_heads(l.value.forward(x)?)?;
         let scores = (q.matmul(&k.t()?)? + bias)?;
         let probs = candle_nn::ops::softmax_last_dim(&scores)?;
         drop(scores);
         let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
         drop(probs);
-        let x = l.attention_norm.forward(&(l.o.forward(&context)? + x)?)?;
+        let x = l
+            .attention_norm
+            .forward(&(l.attention_out.forward(&context)? + x)?)?;
         let inner = l.intermediate.forward_gelu(&x)?;
         l.output_norm.forward(&(l.output.forward(&inner)? + x)?)
     }

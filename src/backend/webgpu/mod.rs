@@ -45,9 +45,14 @@
 
 #[cfg(target_arch = "wasm32")]
 mod browser;
+mod buffers;
 mod context;
 mod encoder;
+mod graph;
 mod kernels;
+mod params;
+mod runners;
+mod weights;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -2,16 +2,7 @@
 // ctx[b, i, h·d..] = softmax_j(q_i·k_j / √d, masked keys excluded) · v_j.
 // q, k, v come packed per token as [q (hidden) | k (hidden) | v (hidden)] (the fused QKV matmul).
 
-struct Params {
-    batch: u32,
-    seq: u32,
-    heads: u32,
-    head_dim: u32,
-    hidden: u32,
-    scale: f32,
-    _pad0: u32,
-    _pad1: u32,
-}
+// `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in ../params.rs.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> qkv: array<f32>;

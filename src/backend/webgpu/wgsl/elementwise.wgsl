@@ -1,11 +1,6 @@
 // Element-wise kernels over a flat index (2-D dispatch: index = x + y · 65535 · 256).
 
-struct Params {
-    len: u32,
-    seq: u32,
-    cols: u32,
-    _pad: u32,
-}
+// `struct Params` (binding 0) is prepended from Rust: `ElementwiseParams` in ../params.rs.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;

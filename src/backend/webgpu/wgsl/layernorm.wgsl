@@ -1,12 +1,7 @@
 // y[r, :] = (x[r, :] − mean) / sqrt(var + eps) · gamma + beta; one workgroup per row.
 // Two passes over the row (mean, then the centred sum of squares) for accuracy.
 
-struct Params {
-    rows: u32,
-    cols: u32,
-    eps: f32,
-    _pad: u32,
-}
+// `struct Params` (binding 0) is prepended from Rust: `LayerNormParams` in ../params.rs.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;

@@ -3,13 +3,8 @@
 // steps of 16 through workgroup memory. Edges (m, n, k not multiples of the tile) are
 // zero-padded on load and masked on store.
 
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    // bit 0: GELU after the bias; bit 1: add `residual`.
-    flags: u32,
-}
+// `struct Params` (binding 0) is prepended from Rust: `MatmulParams` in ../params.rs
+// (m, n, k, flags: bit 0 GELU after the bias, bit 1 add `residual`).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;

@@ -1,0 +1,111 @@
+//! The Hugging Face tensor names of the encoders' weights, spelled once for every backend
+//! (the CPU's BERT and MPNet, the GPU's BERT). The word embeddings are
+//! [`crate::model::WORD_EMBEDDINGS`]. Linear and LayerNorm entries are prefixes: the tensors
+//! are `<prefix>.weight` and `<prefix>.bias`.
+
+/// `[max_positions, hidden]`.
+pub const POSITION_EMBEDDINGS: &str = "embeddings.position_embeddings.weight";
+/// `[type_vocab_size, hidden]` (BERT only; single-segment input uses row 0).
+pub const TOKEN_TYPE_EMBEDDINGS: &str = "embeddings.token_type_embeddings.weight";
+/// LayerNorm after the embedding sum (prefix).
+pub const EMBEDDINGS_NORM: &str = "embeddings.LayerNorm";
+/// MPNet's `[buckets, heads]` relative-position bias table, shared by all layers.
+pub const RELATIVE_ATTENTION_BIAS: &str = "encoder.relative_attention_bias.weight";
+
+/// `<prefix>.weight`.
+pub fn weight(prefix: &str) -> String {
+    format!("{prefix}.weight")
+}
+
+/// `<prefix>.bias`.
+pub fn bias(prefix: &str) -> String {
+    format!("{prefix}.bias")
+}
+
+/// The prefixes of one encoder layer's weights (the same eight parts in BERT and MPNet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerNames {
+    pub query: String,
+    pub key: String,
+    pub value: String,
+    /// Attention output projection.
+    pub attention_out: String,
+    pub attention_norm: String,
+    /// Feed-forward in (followed by GELU).
+    pub intermediate: String,
+    /// Feed-forward out.
+    pub output: String,
+    pub output_norm: String,
+}
+
+impl LayerNames {
+    /// Layer `i`'s parts, in the field order, under `encoder.layer.{i}`.
+    fn at(i: usize, parts: [&str; 8]) -> Self {
+        let [query, key, value, attention_out, attention_norm, intermediate, output, output_norm] =
+            parts.map(|part| format!("encoder.layer.{i}.{part}"));
+        Self {
+            query,
+            key,
+            value,
+            attention_out,
+            attention_norm,
+            intermediate,
+            output,
+            output_norm,
+        }
+    }
+
+    /// BERT's layer `i` (`BertModel`).
+    pub fn bert(i: usize) -> Self {
+        Self::at(
+            i,
+            [
+                "attention.self.query",
+                "attention.self.key",
+                "attention.self.value",
+                "attention.output.dense",
+                "attention.output.LayerNorm",
+                "intermediate.dense",
+                "output.dense",
+                "output.LayerNorm",
+            ],
+        )
+    }
+
+    /// MPNet's layer `i` (`MPNetModel`: attention projections `attn.{q,k,v,o}`).
+    pub fn mpnet(i: usize) -> Self {
+        Self::at(
+            i,
+            [
+                "attention.attn.q",
+                "attention.attn.k",
+                "attention.attn.v",
+                "attention.attn.o",
+                "attention.LayerNorm",
+                "intermediate.dense",
+                "output.dense",
+                "output.LayerNorm",
+            ],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LayerNames;
+
+    #[test]
+    fn layer_names_are_hugging_face_s() {
+        let b = LayerNames::bert(3);
+        assert_eq!(b.query, "encoder.layer.3.attention.self.query");
+        assert_eq!(
+            b.attention_norm,
+            "encoder.layer.3.attention.output.LayerNorm"
+        );
+        assert_eq!(b.output_norm, "encoder.layer.3.output.LayerNorm");
+        let m = LayerNames::mpnet(11);
+        assert_eq!(m.attention_out, "encoder.layer.11.attention.attn.o");
+        assert_eq!(m.attention_norm, "encoder.layer.11.attention.LayerNorm");
+        assert_eq!(m.intermediate, "encoder.layer.11.intermediate.dense");
+    }
+}

@@ -1,0 +1,187 @@
+//! Single-kernel runs on host data: the kernel tests' entry points, as [`GpuContext`]
+//! methods. Each call uploads its inputs, records one [`Step`] of the same [`Op`] the encoder
+//! records, submits it and reads the output back.
+
+use anyhow::{bail, Result};
+
+use super::buffers::{
+    params_bytes, read_f32, record, staging, storage, uniform, upload_f32, upload_u32, ErrorScopes,
+    Step,
+};
+use super::context::GpuContext;
+use super::kernels::{check_attention_shape, Op, Shape};
+use super::params::{FLAG_GELU, FLAG_RESIDUAL};
+
+impl GpuContext {
+    /// Runs `op` once over `shape` with `buffers` bound after its parameter block and
+    /// returns the first `output_len` values of `output` (one of `buffers`).
+    async fn run_one(
+        &self,
+        op: Op,
+        shape: Shape,
+        buffers: &[&wgpu::Buffer],
+        output: &wgpu::Buffer,
+        output_len: usize,
+    ) -> Result<Vec<f32>> {
+        self.check()?;
+        let d = &self.device;
+        let scopes = ErrorScopes::open(d);
+        let params = uniform(d, "params", op.params(shape).as_bytes().len() as u64);
+        let steps = [Step::new(d, &self.kernels, op, (&params, 0), buffers)];
+        self.queue
+            .write_buffer(&params, 0, &params_bytes(&steps, shape, params.size()));
+        let readback = staging(d, (output_len * 4) as u64);
+        let mut encoder = d.create_command_encoder(&Default::default());
+        record(&mut encoder, &self.kernels, &steps, shape);
+        encoder.copy_buffer_to_buffer(output, 0, &readback, 0, (output_len.max(1) * 4) as u64);
+        self.queue.submit([encoder.finish()]);
+        scopes.close("in a kernel run").await?;
+        read_f32(d, &readback, output_len).await
+    }
+
+    /// `act(x·wᵀ + bias) (+ residual)`: x `[m, k]`, w `[n, k]`, bias `[n]`, residual `[m, n]`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run_matmul(
+        &self,
+        x: &[f32],
+        w: &[f32],
+        bias: &[f32],
+        residual: Option<&[f32]>,
+        (m, n, k): (usize, usize, usize),
+        gelu: bool,
+    ) -> Result<Vec<f32>> {
+        check_len("x", x, m * k)?;
+        check_len("w", w, n * k)?;
+        check_len("bias", bias, n)?;
+        let d = &self.device;
+        let (xb, wb, bb) = (
+            upload_f32(d, "x", x),
+            upload_f32(d, "w", w),
+            upload_f32(d, "b", bias),
+        );
+        let rb = match residual {
+            Some(r) => {
+                check_len("residual", r, m * n)?;
+                upload_f32(d, "residual", r)
+            }
+            None => xb.clone(),
+        };
+        let flags =
+            if gelu { FLAG_GELU } else { 0 } | if residual.is_some() { FLAG_RESIDUAL } else { 0 };
+        let y = storage(d, "y", (m * n * 4) as u64);
+        let op = Op::Matmul { n, k, flags };
+        self.run_one(op, Shape::rows(m), &[&xb, &wb, &bb, &rb, &y], &y, m * n)
+            .await
+    }
+
+    /// Row-wise LayerNorm of x `[rows, cols]`.
+    pub async fn run_layer_norm(
+        &self,
+        x: &[f32],
+        gamma: &[f32],
+        beta: &[f32],
+        (rows, cols): (usize, usize),
+        eps: f32,
+    ) -> Result<Vec<f32>> {
+        check_len("x", x, rows * cols)?;
+        check_len("gamma", gamma, cols)?;
+        check_len("beta", beta, cols)?;
+        let d = &self.device;
+        let y = storage(d, "y", (rows * cols * 4) as u64);
+        let inputs = [
+            upload_f32(d, "x", x),
+            upload_f32(d, "gamma", gamma),
+            upload_f32(d, "beta", beta),
+        ];
+        let op = Op::LayerNorm { cols, eps };
+        let [xb, gb, bb] = &inputs;
+        self.run_one(op, Shape::rows(rows), &[xb, gb, bb, &y], &y, rows * cols)
+            .await
+    }
+
+    /// Masked multi-head attention. `qkv`: `[batch·seq, 3·heads·head_dim]` (q | k | v per
+    /// token), `mask`: `[batch·seq]` (1 = token). Returns the context `[batch·seq, hidden]`.
+    pub async fn run_attention(
+        &self,
+        qkv: &[f32],
+        mask: &[u32],
+        (batch, seq, heads, head_dim): (usize, usize, usize, usize),
+    ) -> Result<Vec<f32>> {
+        let hidden = heads * head_dim;
+        check_len("qkv", qkv, batch * seq * 3 * hidden)?;
+        if mask.len() != batch * seq {
+            bail!("mask: expected {} values, got {}", batch * seq, mask.len());
+        }
+        check_attention_shape(seq, head_dim)?;
+        let d = &self.device;
+        let (qkv, mask) = (upload_f32(d, "qkv", qkv), upload_u32(d, "mask", mask));
+        let ctx = storage(d, "ctx", (batch * seq * hidden * 4) as u64);
+        let op = Op::Attention { heads, head_dim };
+        let shape = Shape::batch(batch, seq);
+        self.run_one(op, shape, &[&qkv, &mask, &ctx], &ctx, batch * seq * hidden)
+            .await
+    }
+
+    /// Mean over the mask, then L2 normalisation: x `[batch·seq, dim]` → `[batch, dim]`.
+    pub async fn run_mean_pool_l2(
+        &self,
+        x: &[f32],
+        mask: &[u32],
+        (batch, seq, dim): (usize, usize, usize),
+    ) -> Result<Vec<f32>> {
+        check_len("x", x, batch * seq * dim)?;
+        let d = &self.device;
+        let (x, mask) = (upload_f32(d, "x", x), upload_u32(d, "mask", mask));
+        let out = storage(d, "pooled", (batch * dim * 4) as u64);
+        let shape = Shape::batch(batch, seq);
+        self.run_one(
+            Op::MeanPoolL2 { dim },
+            shape,
+            &[&x, &mask, &out],
+            &out,
+            batch * dim,
+        )
+        .await
+    }
+
+    /// Element-wise exact-erf GELU (the WGSL approximation the matmul epilogue uses).
+    pub async fn run_gelu(&self, x: &[f32]) -> Result<Vec<f32>> {
+        let buffer = upload_f32(&self.device, "x", x);
+        let shape = Shape::rows(x.len());
+        self.run_one(Op::Gelu, shape, &[&buffer], &buffer, x.len())
+            .await
+    }
+
+    /// `x[r, c] + pos[r mod seq, c] + type0[c]` (the embedding sum before its LayerNorm).
+    pub async fn run_embed_add(
+        &self,
+        x: &[f32],
+        pos: &[f32],
+        type0: &[f32],
+        (rows, seq, cols): (usize, usize, usize),
+    ) -> Result<Vec<f32>> {
+        check_len("x", x, rows * cols)?;
+        check_len("type0", type0, cols)?;
+        if pos.len() < seq * cols {
+            bail!("pos: expected at least {} values", seq * cols);
+        }
+        let d = &self.device;
+        let buffer = upload_f32(d, "x", x);
+        let (pb, tb) = (upload_f32(d, "pos", pos), upload_f32(d, "type0", type0));
+        let shape = Shape {
+            rows,
+            batch: rows / seq.max(1),
+            seq,
+        };
+        let op = Op::EmbedAdd { cols };
+        self.run_one(op, shape, &[&buffer, &pb, &tb], &buffer, x.len())
+            .await
+    }
+}
+
+fn check_len(name: &str, data: &[f32], expected: usize) -> Result<()> {
+    if data.len() != expected {
+        bail!("{name}: expected {expected} values, got {}", data.len());
+    }
+    Ok(())
+}
