@@ -44,6 +44,7 @@ pub struct ModelInfo {
     pub num_attention_heads: usize,
     pub vocab_size: usize,
     pub max_seq_length: usize,
+    /// "mean", "cls", "last" or "max" ([`super::Pooling`]).
     pub pooling: String,
     pub normalize: bool,
     pub source: String,
@@ -58,9 +59,6 @@ pub struct LoadOptions {
     /// only the position table's size, e.g. 512, where sentence-transformers uses 256).
     pub max_seq_length: Option<usize>,
 }
-
-/// The pooling modes we run ([`ModelInfo::pooling`] spells them).
-pub const POOLINGS: [&str; 3] = ["mean", "cls", "last"];
 
 /// The weight types our kernels run.
 const DTYPES: [GgmlDType; 4] = [
@@ -97,6 +95,13 @@ pub struct ModelFile {
     pub info: ModelInfo,
     pub config: EncoderConfig,
     pub tokenizer_json: String,
+}
+
+impl ModelInfo {
+    /// The pooling mode (checked when the file was read).
+    pub fn pooling_mode(&self) -> super::Pooling {
+        self.pooling.parse().unwrap_or(super::Pooling::Mean)
+    }
 }
 
 impl ModelFile {
@@ -198,13 +203,9 @@ impl Header {
             }
             info.max_seq_length = n;
         }
-        if !POOLINGS.contains(&info.pooling.as_str()) {
-            bail!(
-                "model file: unsupported pooling '{}' (supported: {})",
-                info.pooling,
-                POOLINGS.join(", ")
-            );
-        }
+        info.pooling
+            .parse::<super::Pooling>()
+            .context("model file")?;
         info.file_bytes = total_len;
         info.tensors = content.tensor_infos.len();
         check_tensors(&content, total_len)?;

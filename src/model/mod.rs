@@ -13,7 +13,7 @@ pub use config::EncoderConfig;
 pub use embedder::{
     plan_batches, Batching, Embedder, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
 };
-pub use file::{metadata_keys, LoadOptions, ModelFile, ModelInfo, FORMAT_VERSION, POOLINGS};
+pub use file::{metadata_keys, LoadOptions, ModelFile, ModelInfo, FORMAT_VERSION};
 pub use tokenizer::{TextTokenizer, TokenBatch};
 
 /// What [`EncoderBackend::encode_async`] returns.
@@ -40,6 +40,50 @@ pub trait EncoderBackend {
 pub trait TokenTable {
     /// The mean of the rows of `ids` (not normalised); `ids` is not empty.
     fn mean_row(&self, ids: &[u32]) -> anyhow::Result<Vec<f32>>;
+}
+
+/// How a sentence vector is made from the last layer's token vectors (over the attention
+/// mask). [`ModelInfo::pooling`] spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pooling {
+    /// The mean of the tokens (sentence-transformers' default; MiniLM, MPNet).
+    Mean,
+    /// The first token ([CLS]): bge, arctic-embed …
+    Cls,
+    /// The last token (llama.cpp's "last").
+    Last,
+    /// The element-wise maximum over the tokens.
+    Max,
+}
+
+impl Pooling {
+    /// Every mode, as files spell them.
+    pub const NAMES: [&'static str; 4] = ["mean", "cls", "last", "max"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mean => "mean",
+            Self::Cls => "cls",
+            Self::Last => "last",
+            Self::Max => "max",
+        }
+    }
+}
+
+impl std::str::FromStr for Pooling {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        match s {
+            "mean" => Ok(Self::Mean),
+            "cls" => Ok(Self::Cls),
+            "last" => Ok(Self::Last),
+            "max" => Ok(Self::Max),
+            other => anyhow::bail!(
+                "unsupported pooling '{other}' (supported: {})",
+                Self::NAMES.join(", ")
+            ),
+        }
+    }
 }
 
 /// Cosine similarity of two vectors (0 when either is all zeros).

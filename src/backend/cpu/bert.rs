@@ -7,7 +7,7 @@ use candle_core::{DType, Tensor};
 
 use super::weights::{LayerNorm, Linear, Weights};
 use crate::backend::tensor_names::{self as names, LayerNames};
-use crate::model::{EncoderBackend, EncoderConfig, TokenBatch};
+use crate::model::EncoderConfig;
 
 struct Embeddings {
     words: QMatMul,
@@ -110,11 +110,8 @@ impl Bert {
     }
 }
 
-impl EncoderBackend for Bert {
-    fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
-        super::encode_and_pool(batch, |ids, mask| self.forward(ids, mask))
-    }
-    fn name(&self) -> &'static str {
-        "cpu"
+impl super::Transformer for Bert {
+    fn hidden_states(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        self.forward(ids, mask)
     }
 }

@@ -6,6 +6,7 @@ mod bert;
 pub mod gemm;
 mod mpnet;
 pub mod peak;
+mod pooling;
 pub mod qgemm;
 mod weights;
 
@@ -13,11 +14,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use candle_core::quantized::QMatMul;
-use candle_core::{DType, Device, Tensor, D};
+use candle_core::{Device, Tensor};
 
 use super::MatmulMode;
 use crate::error::{coded, ErrorCode};
-use crate::model::{Embedder, EncoderBackend, ModelFile, TokenBatch, TokenTable, WORD_EMBEDDINGS};
+use crate::model::{
+    Embedder, EncoderBackend, ModelFile, Pooling, TokenBatch, TokenTable, WORD_EMBEDDINGS,
+};
 
 /// A CPU [`Embedder`] for a parsed file.
 pub fn embedder(file: ModelFile, matmul: MatmulMode) -> Result<Embedder> {
@@ -80,17 +83,17 @@ fn build(
     file: &ModelFile,
     word_embeddings: QMatMul,
 ) -> Result<Box<dyn EncoderBackend>> {
+    let pooling = file.info.pooling_mode();
+    let config = &file.config;
     match file.info.architecture.as_str() {
-        "bert" => Ok(Box::new(bert::Bert::load(
-            weights,
-            &file.config,
-            word_embeddings,
-        )?)),
-        "mpnet" => Ok(Box::new(mpnet::MpNet::load(
-            weights,
-            &file.config,
-            word_embeddings,
-        )?)),
+        "bert" => Ok(Box::new(CpuEncoder {
+            transformer: bert::Bert::load(weights, config, word_embeddings)?,
+            pooling,
+        })),
+        "mpnet" => Ok(Box::new(CpuEncoder {
+            transformer: mpnet::MpNet::load(weights, config, word_embeddings)?,
+            pooling,
+        })),
         other => Err(coded(
             ErrorCode::UnsupportedArchitecture,
             format!("model file: unsupported architecture '{other}' (supported: bert, mpnet)"),
@@ -98,31 +101,30 @@ fn build(
     }
 }
 
-/// Runs `forward` (`ids`, `mask` → last hidden states) on a batch, then pools: the part of
-/// `EncoderBackend::encode` every CPU encoder shares.
-fn encode_and_pool(
-    batch: &TokenBatch,
-    forward: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
-) -> Result<Vec<Vec<f32>>> {
-    let shape = (batch.batch, batch.seq_len);
-    let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
-    let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
-    let hidden = forward(&ids, &mask)?;
-    mean_pool_normalize(&hidden, &mask)
+/// An architecture's layers on the CPU: token ids and mask (`[batch, seq]`) → the last
+/// layer's hidden states (`[batch, seq, hidden]`).
+trait Transformer {
+    fn hidden_states(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor>;
 }
 
-/// Mean over the tokens the mask keeps, then L2 normalisation: `[batch, hidden]`.
-pub fn mean_pool_normalize(hidden: &Tensor, mask: &Tensor) -> Result<Vec<Vec<f32>>> {
-    let mask = mask.to_dtype(DType::F32)?.unsqueeze(D::Minus1)?;
-    let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-    let counts = mask.sum(1)?.clamp(1e-9, f64::INFINITY)?;
-    let mean = summed.broadcast_div(&counts)?;
-    let norm = mean
-        .sqr()?
-        .sum_keepdim(1)?
-        .sqrt()?
-        .clamp(1e-12, f64::INFINITY)?;
-    Ok(mean.broadcast_div(&norm)?.to_vec2()?)
+/// A transformer with the model's pooling: the CPU [`EncoderBackend`].
+struct CpuEncoder<T> {
+    transformer: T,
+    pooling: Pooling,
+}
+
+impl<T: Transformer> EncoderBackend for CpuEncoder<T> {
+    fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        let shape = (batch.batch, batch.seq_len);
+        let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
+        let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
+        let hidden = self.transformer.hidden_states(&ids, &mask)?;
+        pooling::pool_normalize(&hidden, &mask, self.pooling)
+    }
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
 }
 
 /// Deterministic values in [-1, 1) for kernel tests.

@@ -17,7 +17,7 @@ use candle_core::{DType, Device, Tensor};
 use super::bert::Layer;
 use super::weights::{LayerNorm, Weights};
 use crate::backend::tensor_names::{self as names, LayerNames};
-use crate::model::{EncoderBackend, EncoderConfig, TokenBatch};
+use crate::model::EncoderConfig;
 
 /// `relative_position_bucket`'s `max_distance` in Hugging Face's MPNet (not in the config).
 const MAX_DISTANCE: usize = 128;
@@ -194,12 +194,9 @@ impl MpNet {
     }
 }
 
-impl EncoderBackend for MpNet {
-    fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
-        super::encode_and_pool(batch, |ids, mask| self.forward(ids, mask))
-    }
-    fn name(&self) -> &'static str {
-        "cpu"
+impl super::Transformer for MpNet {
+    fn hidden_states(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        self.forward(ids, mask)
     }
 }
 

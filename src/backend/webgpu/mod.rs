@@ -67,7 +67,7 @@ pub use encoder::{EncodeError, GpuBert};
 
 use super::{cpu, BackendKind, BackendStatus, GpuFallback, MatmulMode};
 use crate::error::{coded, with_code, ErrorCode};
-use crate::model::{Embedder, EncodeFuture, EncoderBackend, ModelFile, TokenBatch};
+use crate::model::{Embedder, EncodeFuture, EncoderBackend, ModelFile, Pooling, TokenBatch};
 
 /// The adapter as [`BackendStatus`] reports it: wgpu's summary (its fields serialize at the
 /// top level) and, in the browser, the browser's own `GPUAdapterInfo` — there wgpu gets no
@@ -139,9 +139,7 @@ impl GpuWithCpuFallback {
                     .notices
                     .push(format!("WebGPU adapter: {}", adapter.describe()));
                 status.adapter = Some(adapter);
-                if file.info.architecture == "bert" {
-                    GpuBert::new(ctx, &file, words.clone()).await
-                } else {
+                if file.info.architecture != "bert" {
                     Err(coded(
                         ErrorCode::UnsupportedArchitecture,
                         format!(
@@ -149,6 +147,16 @@ impl GpuWithCpuFallback {
                             file.info.architecture
                         ),
                     ))
+                } else if file.info.pooling_mode() != Pooling::Mean {
+                    Err(coded(
+                        ErrorCode::UnsupportedArchitecture,
+                        format!(
+                            "the GPU kernels pool by mean; this file pools by '{}'",
+                            file.info.pooling
+                        ),
+                    ))
+                } else {
+                    GpuBert::new(ctx, &file, words.clone()).await
                 }
             }
             Err(e) => Err(with_code(e, ErrorCode::NoAdapter)),
