@@ -1,5 +1,5 @@
 //! The BERT encoder on the GPU: weights uploaded once ([`GpuWeights`]), the batch graph
-//! (activation buffers, bind groups, steps) pooled across batches ([`Graph`]), one command
+//! (activation buffers, bind groups, steps) reused across batches ([`Graph`]), one command
 //! buffer (one compute pass, 3 + 7·layers dispatches) and one readback per batch.
 
 use std::cell::{Cell, RefCell};

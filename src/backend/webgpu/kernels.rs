@@ -7,14 +7,14 @@
 use anyhow::{bail, Result};
 
 use super::params::{
-    AttentionParams, ElementwiseParams, LayerNormParams, MatmulParams, PoolParams, UniformParams,
+    AttentionParams, ElementwiseParams, LayerNormParams, MatmulParams, PoolingParams, UniformParams,
 };
 
 const COMMON: &str = include_str!("wgsl/common.wgsl");
 const MATMUL: &str = include_str!("wgsl/matmul.wgsl");
 const LAYERNORM: &str = include_str!("wgsl/layernorm.wgsl");
 const ATTENTION: &str = include_str!("wgsl/attention.wgsl");
-const POOL: &str = include_str!("wgsl/pool.wgsl");
+const POOLING: &str = include_str!("wgsl/pooling.wgsl");
 const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
 
 /// Output tile of the matmul kernel (rows and columns per workgroup).
@@ -31,7 +31,7 @@ pub(crate) struct Kernels {
     matmul: wgpu::ComputePipeline,
     layer_norm: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
-    pool: wgpu::ComputePipeline,
+    pooling: wgpu::ComputePipeline,
     embed_add: wgpu::ComputePipeline,
     gelu: wgpu::ComputePipeline,
 }
@@ -54,13 +54,13 @@ impl Kernels {
                 cache: None,
             })
         };
-        let [matmul, layer_norm, attention, pool, elementwise] =
+        let [matmul, layer_norm, attention, pooling, elementwise] =
             sources().map(|(label, parts)| module(label, &parts));
         Self {
             matmul: pipeline("matmul", &matmul, "main"),
             layer_norm: pipeline("layer_norm", &layer_norm, "main"),
             attention: pipeline("attention", &attention, "main"),
-            pool: pipeline("pool", &pool, "main"),
+            pooling: pipeline("pooling", &pooling, "main"),
             embed_add: pipeline("embed_add", &elementwise, "embed_add"),
             gelu: pipeline("gelu", &elementwise, "gelu_inplace"),
         }
@@ -72,7 +72,7 @@ impl Kernels {
             Op::Matmul { .. } => &self.matmul,
             Op::LayerNorm { .. } => &self.layer_norm,
             Op::Attention { .. } => &self.attention,
-            Op::MeanPoolL2 { .. } => &self.pool,
+            Op::MeanPoolL2 { .. } => &self.pooling,
             Op::EmbedAdd { .. } => &self.embed_add,
             Op::Gelu => &self.gelu,
         }
@@ -85,7 +85,7 @@ fn sources() -> [(&'static str, Vec<&'static str>); 5] {
         ("matmul", vec![MatmulParams::WGSL, COMMON, MATMUL]),
         ("layer_norm", vec![LayerNormParams::WGSL, LAYERNORM]),
         ("attention", vec![AttentionParams::WGSL, ATTENTION]),
-        ("pool", vec![PoolParams::WGSL, POOL]),
+        ("pooling", vec![PoolingParams::WGSL, POOLING]),
         (
             "elementwise",
             vec![ElementwiseParams::WGSL, COMMON, ELEMENTWISE],
@@ -143,7 +143,7 @@ pub(crate) enum Params {
     Matmul(MatmulParams),
     LayerNorm(LayerNormParams),
     Attention(AttentionParams),
-    Pool(PoolParams),
+    Pooling(PoolingParams),
     Elementwise(ElementwiseParams),
 }
 
@@ -153,7 +153,7 @@ impl Params {
             Self::Matmul(p) => p.as_bytes(),
             Self::LayerNorm(p) => p.as_bytes(),
             Self::Attention(p) => p.as_bytes(),
-            Self::Pool(p) => p.as_bytes(),
+            Self::Pooling(p) => p.as_bytes(),
             Self::Elementwise(p) => p.as_bytes(),
         }
     }
@@ -186,7 +186,7 @@ impl Op {
                 _pad0: 0,
                 _pad1: 0,
             }),
-            Op::MeanPoolL2 { dim } => Params::Pool(PoolParams {
+            Op::MeanPoolL2 { dim } => Params::Pooling(PoolingParams {
                 batch: u(s.batch),
                 seq: u(s.seq),
                 dim: u(dim),

@@ -151,7 +151,7 @@ impl GpuWithCpuFallback {
                     Err(coded(
                         ErrorCode::UnsupportedArchitecture,
                         format!(
-                            "the GPU kernels pool by mean; this file pools by '{}'",
+                            "the GPU kernels use mean pooling; this file uses '{}'",
                             file.info.pooling
                         ),
                     ))

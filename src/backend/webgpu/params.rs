@@ -103,8 +103,8 @@ uniform_params! {
 }
 
 uniform_params! {
-    /// `wgsl/pool.wgsl`: mean over the mask and L2 normalisation of `[batch·seq, dim]`.
-    PoolParams {
+    /// `wgsl/pooling.wgsl`: mean over the mask and L2 normalisation of `[batch·seq, dim]`.
+    PoolingParams {
         batch: u32,
         seq: u32,
         dim: u32,
@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(p.as_bytes(), want);
         assert_eq!(MatmulParams::default().as_bytes().len(), 16);
         assert_eq!(
-            PoolParams::WGSL,
+            PoolingParams::WGSL,
             "struct Params {\n    batch: u32,\n    seq: u32,\n    dim: u32,\n    _pad: u32,\n}\n"
         );
     }

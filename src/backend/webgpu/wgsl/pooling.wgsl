@@ -1,7 +1,7 @@
 // Mean over the tokens the mask keeps, then L2 normalisation; one workgroup per batch row.
 // out[b, :] = mean / max(‖mean‖, 1e-12), mean = Σ_t mask·x[b, t, :] / max(Σ_t mask, 1e-9).
 
-// `struct Params` (binding 0) is prepended from Rust: `PoolParams` in ../params.rs.
+// `struct Params` (binding 0) is prepended from Rust: `PoolingParams` in ../params.rs.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
