@@ -111,7 +111,6 @@ assemble_site() {
   cp -r www/pkg www/dist/pkg
   mkdir -p www/dist/models && cp www/models/*.gguf www/models/manifest.json www/dist/models/
   cp -r data/sr data/stsb www/dist/data/
-  cp tests/fixtures/sr-scores.json www/dist/data/sr-scores.json
 }
 
 build_all() {
@@ -185,7 +184,7 @@ run_tests() {
     fs.writeFileSync(out, JSON.stringify({ active_passive_cosine: Number(cos), quick_report: JSON.parse(fs.readFileSync(report, "utf8")) }));' \
     tests/artifacts/e2e-expect.json "$cos" tests/artifacts/eval-quick.q8_0.json
   SR_BENCH_URL="http://127.0.0.1:$port/" SR_BENCH_EXPECT=$ROOT/tests/artifacts/e2e-expect.json \
-    node --test tests/e2e/
+    npm run --silent test:e2e
 }
 
 case "${1:-serve}" in

@@ -13,8 +13,9 @@ WWW=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$WWW/.." && pwd)
 CHART="$ROOT/node_modules/chart.js"
 
-# The site's own files (static: no build step).
-FILES="index.html app.js worker.js pool.js embed-worker.js protocol.js cache.js charts.js style.css favicon.svg bench.html bench.js"
+# The site's own files (static: no build step): the page's modules in app/, the rest at the top.
+SCRIPTS="$(cd "$WWW" && echo *.js app/*.js)"
+FILES="index.html style.css favicon.svg bench.html $SCRIPTS"
 
 # Guards for the Content-Security-Policy (no 'unsafe-inline'): no inline scripts, no inline
 # event handlers, no style attributes; user text never goes through innerHTML.
@@ -25,7 +26,7 @@ fi
 if grep -niE '\sstyle=|\son[a-z]+=' "$WWW/index.html" >&2; then
   echo "assemble.sh: style= or on*= attribute in index.html (CSP forbids it)" >&2; fail=1
 fi
-for f in app.js worker.js pool.js embed-worker.js protocol.js cache.js charts.js bench.js; do
+for f in $SCRIPTS; do
   if grep -nE 'innerHTML|outerHTML|insertAdjacentHTML|document\.write|setAttribute\(.style|\beval\(|new Function' "$WWW/$f" >&2; then
     echo "assemble.sh: $f uses an API the CSP / XSS rules forbid" >&2; fail=1
   fi
@@ -43,7 +44,7 @@ if [ ! -f "$CHART/dist/chart.umd.min.js" ]; then
   exit 1
 fi
 
-mkdir -p "$DIST/vendor"
+mkdir -p "$DIST/vendor" "$DIST/app"
 for f in $FILES; do
   cp "$WWW/$f" "$DIST/$f"
 done

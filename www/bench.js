@@ -2,12 +2,15 @@
 // browser. Driven by bench/browser.mjs (headless Chromium), which reads #results' data-json.
 //   ?sentences=2000            SR sentences embedded per model file
 //   &models=a.gguf,b.gguf      manifest files to measure (default: all)
-//   &backends=cpu,gpu          "cpu": Model.load + embed (wasm, one thread); "gpu":
-//                              Model.load_with_backend(bytes, "gpu") + await embed_async (WebGPU)
+//   &backends=cpu,webgpu       "cpu": Model.load + embed (wasm, one thread); "webgpu" (or its
+//                              alias "gpu", which bench/browser.mjs passes):
+//                              Model.load_with_backend(bytes, "webgpu") + await embed_async
 import init, { Model, sentence_sample } from './pkg/sr_bench.js';
+import { SR_FILES } from './protocol.js';
+import { adapterLabel } from './adapter-label.js';
+import { messageOf } from './errors.js';
 
-const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
-const BACKENDS = ['cpu', 'gpu'];
+const BACKENDS = ['cpu', 'webgpu', 'gpu'];
 const params = new URLSearchParams(location.search);
 const count = Number(params.get('sentences') || 2000);
 const only = params.get('models'); // comma-separated file names, default: all of the manifest
@@ -24,19 +27,14 @@ async function bytes(url) {
 
 /** The adapter as the result rows carry it: null on the CPU; `software` marks CPU emulation
  * (SwiftShader, `isFallbackAdapter`), whose figures say nothing about a real GPU. */
-async function adapterOf(model) {
-  const s = model.backend_status(); // plain JSON objects (json_compatible serializer)
+function adapterOf(model) {
+  const s = model.backend_status(); // plain JSON objects, browser_info filled by Rust
   const a = s.adapter;
   if (!a) return null;
-  // In the browser wgpu gets no adapter name ("unnamed adapter…"): the browser's own info has one.
-  let browserInfo = null;
-  try {
-    const i = (await navigator.gpu.requestAdapter())?.info;
-    if (i) browserInfo = { vendor: i.vendor, architecture: i.architecture, device: i.device, description: i.description };
-  } catch { /* a description only */ }
-  const fromBrowser = browserInfo ? [browserInfo.vendor, browserInfo.architecture, browserInfo.device].filter(Boolean).join(' ') : '';
-  const name = /^unnamed adapter/.test(a.name) && fromBrowser ? fromBrowser : a.name;
-  return { name, backend: a.backend, device_type: a.device_type, driver: a.driver, software: !!s.software_adapter, wgpu_name: a.name, browser_info: browserInfo };
+  return {
+    name: adapterLabel(a), backend: a.backend, device_type: a.device_type, driver: a.driver,
+    software: !!s.software_adapter, wgpu_name: a.name, browser_info: a.browser_info || null,
+  };
 }
 
 /** Loads and times one model file on one backend; returns a result row, or a skip reason. */
@@ -47,10 +45,10 @@ async function measure(entry, data, backend, texts) {
     model = Model.load(data);
   } else {
     try {
-      model = await Model.load_with_backend(data, 'gpu');
+      model = await Model.load_with_backend(data, 'webgpu'); // no CPU fallback: that would not measure the GPU
     } catch (e) {
       // e.g. no WebGPU adapter, or MPNet (the GPU kernels are BERT only)
-      return { skipped: `${entry.file} on the GPU: ${e.message || e}` };
+      return { skipped: `${entry.file} on the GPU: ${messageOf(e)}` };
     }
   }
   const loadMs = performance.now() - t0;
@@ -61,11 +59,11 @@ async function measure(entry, data, backend, texts) {
     const seconds = (performance.now() - t0) / 1000;
     const s = model.backend_status();
     const row = {
-      file: entry.file, dtype: entry.dtype, bytes: entry.bytes, backend, adapter: await adapterOf(model),
+      file: entry.file, dtype: entry.dtype, bytes: entry.bytes, backend, adapter: adapterOf(model),
       load_ms: loadMs, sentences: texts.length, sentences_per_s: texts.length / seconds,
     };
     // A GPU that failed mid-run finished on the CPU: the figure is not a GPU figure.
-    if (backend === 'gpu' && s.active !== 'gpu') row.fell_back_to_cpu = s.fallback_reason;
+    if (backend !== 'cpu' && s.active !== 'webgpu') row.fell_back_to_cpu = s.fallback_reason;
     return row;
   } finally {
     model.free();
@@ -73,7 +71,7 @@ async function measure(entry, data, backend, texts) {
 }
 
 function line(r) {
-  const where = r.backend === 'cpu' ? 'cpu' : `gpu ${r.adapter ? r.adapter.name : '?'}${r.adapter && r.adapter.software ? ' (software)' : ''}`;
+  const where = r.backend === 'cpu' ? 'cpu' : `webgpu ${r.adapter ? r.adapter.name : '?'}${r.adapter && r.adapter.software ? ' (software)' : ''}`;
   return `${r.file.padEnd(32)} ${where.padEnd(28)} load ${r.load_ms.toFixed(0).padStart(6)} ms   ${r.sentences_per_s.toFixed(1).padStart(7)} sentences/s`;
 }
 
@@ -103,6 +101,6 @@ async function main() {
 }
 
 main().catch((e) => {
-  status.textContent = `failed: ${e.message}`;
-  out.dataset.error = String(e.message || e);
+  status.textContent = `failed: ${messageOf(e)}`;
+  out.dataset.error = messageOf(e);
 });

@@ -3,17 +3,12 @@
 // Runs inside the worker (Cache API, fetch and crypto.subtle all exist there).
 
 import { MODEL_CACHE, modelCacheKey, ERR } from './protocol.js';
+import { codedError, messageOf } from './errors.js';
 
 /** Lowercase hex SHA-256 of the bytes. */
 export async function sha256Hex(bytes) {
   const digest = await crypto.subtle.digest('SHA-256', bytes);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-function codedError(code, message) {
-  const e = new Error(message);
-  e.code = code;
-  return e;
 }
 
 async function openCache() {
@@ -39,7 +34,7 @@ async function fetchBytes(url, expected, onBytes, signal) {
     res = await fetch(url, { cache: 'no-store', signal });
   } catch (e) {
     if (e && e.name === 'AbortError') throw e;
-    throw codedError(ERR.NETWORK, `Could not download ${url}: ${e && e.message ? e.message : e}`);
+    throw codedError(ERR.NETWORK, `Could not download ${url}: ${messageOf(e)}`);
   }
   if (!res.ok) throw codedError(ERR.NETWORK, `Could not download ${url}: HTTP ${res.status}`);
   const header = Number(res.headers.get('content-length'));
@@ -127,7 +122,7 @@ export async function loadModelBytes(entry, baseUrl, { onProgress, onNotice, sig
         headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) },
       }));
     } catch (e) {
-      onNotice('info', 'cache-full', `The model could not be stored in the browser cache (${e && e.message ? e.message : e}); it will be downloaded again next time.`);
+      onNotice('info', 'cache-full', `The model could not be stored in the browser cache (${messageOf(e)}); it will be downloaded again next time.`);
     }
   }
   return { bytes, source: 'network', fetch_ms: t1 - t0, verify_ms: t2 - t1 };

@@ -7,6 +7,10 @@
 // than PIPELINE chunks queued, so fast helpers take more and all finish together. Chunks come
 // length-sorted, longest first (Evaluation.next_chunk), so the last chunks are the quick ones.
 
+import { ERR } from './protocol.js';
+import { codedError } from './errors.js';
+import { RpcClient } from './rpc.js';
+
 /** Sentences per chunk handed to a helper (one `embed` call there, i.e. two batches of 32). */
 export const POOL_CHUNK = 64;
 /** Chunks queued per helper: the next one is already there when one finishes. */
@@ -15,28 +19,21 @@ const PIPELINE = 2;
 const MAX_HELPERS = 8;
 /** Memory we let the helpers take together, at most: 2 GB, or a quarter of the device's RAM. */
 const MEMORY_BUDGET = 2e9;
-/** Dequantized weights above this stay quantized in the file's bytes (Rust: DENSE_LIMIT_BYTES). */
-const DENSE_LIMIT = 256 * 2 ** 20;
-/** Activations of one batch per byte of f32 weights: a batch is ≤ 32 sentences and ≤ 8 ×
- * max_seq_length padded tokens (Rust: Batching::for_model); MPNet's worst case measured 290 MB
- * above its weights (436 MB as f32). Both grow with the hidden size and the sequence limit. */
-const ACTIVATIONS_PER_WEIGHT = 0.7;
 
 /**
  * How many helpers to start: one per logical core, at most MAX_HELPERS, fewer for big models.
- * A helper holds the weights dequantized to f32 (~4× a q8_0 file, ~8× a q4_0 file) when that
- * stays under DENSE_LIMIT, else the file's bytes (~1.5× the file), plus one batch's activations.
- * @param {{bytes: number, dtype: string}} entry  the model's manifest entry
+ * `workerBytes`: what one helper needs (its weights as held in wasm plus one batch's
+ * activations), estimated by Rust: `Model.estimate_worker_bytes()` / `estimate_worker_bytes(info)`.
+ * This side only knows the browser's budget: cores and navigator.deviceMemory.
+ * @param {number|bigint} workerBytes
  */
-export function defaultPoolSize(entry) {
+export function defaultPoolSize(workerBytes) {
   const nav = typeof navigator !== 'undefined' ? navigator : {};
   const cores = nav.hardwareConcurrency || 1;
   // deviceMemory (GB, Chromium only) is what keeps a phone-class tab alive.
   const budget = nav.deviceMemory ? Math.min(MEMORY_BUDGET, (nav.deviceMemory * 1e9) / 4) : MEMORY_BUDGET;
-  const expand = { f32: 1, f16: 2, q8_0: 3.7, q4_0: 5.8 }[entry.dtype] ?? 4; // measured: f32 file / this file
-  const dense = entry.bytes * expand;
-  const weights = dense <= DENSE_LIMIT ? dense : entry.bytes * 1.5;
-  const byMemory = Math.floor(budget / (weights + dense * ACTIVATIONS_PER_WEIGHT));
+  const bytes = Number(workerBytes);
+  const byMemory = bytes > 0 ? Math.floor(budget / bytes) : 1; // unknown: no pool
   return Math.max(1, Math.min(cores, MAX_HELPERS, byMemory));
 }
 
@@ -47,43 +44,20 @@ export async function compileWasm(url) {
   } catch {
     // e.g. a server that does not send application/wasm
     const res = await fetch(url);
-    if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
+    if (!res.ok) throw codedError(ERR.NETWORK, `GET ${url}: HTTP ${res.status}`);
     return WebAssembly.compile(await res.arrayBuffer());
   }
 }
 
-class Helper {
+/** One helper (embed-worker.js), asked through the same request/response client as the engine. */
+class Helper extends RpcClient {
   constructor(url, name) {
-    this.worker = new Worker(url, { type: 'module', name });
-    this.nextId = 1;
-    /** @type {Map<number, {resolve: Function, reject: Function}>} */
-    this.pending = new Map();
+    super(new Worker(url, { type: 'module', name }));
     this.queued = 0;
-    this.worker.addEventListener('message', (e) => {
-      const msg = e.data || {};
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      if (msg.type === 'error') p.reject(new Error(msg.message));
-      else p.resolve(msg);
-    });
     this.worker.addEventListener('error', (e) => {
       e.preventDefault();
       this.failAll(`an engine helper failed: ${e.message || 'it could not start'}`);
     });
-  }
-
-  request(msg, transfer = []) {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...msg, id }, transfer);
-    });
-  }
-
-  failAll(message) {
-    for (const [, p] of this.pending) p.reject(new Error(message));
-    this.pending.clear();
   }
 
   terminate() {
@@ -103,7 +77,7 @@ export class EmbedPool {
     const pool = new EmbedPool(helpers);
     try {
       // Each helper gets its own copy of the bytes (structured clone); the module is shared.
-      const ready = await Promise.all(helpers.map((h) => h.request({ type: 'init', module, bytes })));
+      const ready = await Promise.all(helpers.map((h) => h.call('init', { module, bytes })));
       pool.loadMs = Math.max(...ready.map((r) => r.load_ms));
     } catch (e) {
       pool.terminate();
@@ -165,7 +139,7 @@ export class EmbedPool {
           }
           h.queued++;
           inflight++;
-          h.request({ type: 'embed', texts: chunk.texts }).then((r) => {
+          h.call('embed', { texts: chunk.texts }).then((r) => {
             h.queued--;
             inflight--;
             if (failed) return;

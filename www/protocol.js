@@ -1,6 +1,7 @@
-// The message protocol between the page (app.js) and the engine worker (worker.js).
+// The message protocol between the page (app/) and the engine worker (worker.js).
 //
-// This file is the one place where the protocol is written down. Both sides import it.
+// This file is the one place where the protocol is written down. Both sides import it; the
+// request/response client and the answering loop are rpc.js (also used for the pool's helpers).
 //
 // Every request the page sends carries a fresh numeric `id`. The worker answers it with
 // any number of `progress` / `notice` messages carrying the same id, then exactly one
@@ -10,20 +11,22 @@
 //
 // Page → worker (requests)
 //   load        fetch (or take from the Cache API), verify (sha256) and load a model on the
-//               chosen backend ("cpu": Model.load; "webgpu"/"auto": Model.load_with_backend with
-//               "gpu"/"auto"). WebGPU failing never fails the load: the CPU takes over and
-//               backend_status.fallback_reason says why.
+//               chosen backend ("cpu": Model.load; "webgpu"/"auto": Model.load_with_backend(bytes,
+//               backend, true)). WebGPU failing never fails the load: Rust falls back to the CPU
+//               and backend_status.fallback_reason says why.
 //               Cancels a running benchmark first (it ends with error code "cancelled",
 //               reason "model-changed"). A newer `load` supersedes an older one still in flight.
 //   similarity  cosine of two texts, by the model and by the syntax-blind baseline.
 //   embed       L2-normalised embeddings of a list of texts (row-major n × dim).
 //   evaluate    run the SR benchmark (split quick|full) with the loaded model; at most one at a time.
-//               With a CPU model the sentences are embedded by a pool of helper workers
-//               (pool.js + embed-worker.js: one wasm instance and model copy each, one per core),
-//               fed length-sorted chunks longest first via Evaluation.next_chunk and booked in
-//               with Evaluation.accept_embeddings; this worker only schedules, so it stays free.
-//               With a model running on WebGPU this worker embeds the chunks itself with
-//               Model.embed_async (GPU calls never overlap: a similarity waits for the current chunk).
+//               Three strategies (evaluate.js): with a CPU model the sentences are embedded by a
+//               pool of helper workers (pool.js + embed-worker.js: one wasm instance and model
+//               copy each, one per core, as many as Model.estimate_worker_bytes lets fit), fed
+//               length-sorted chunks longest first via Evaluation.next_chunk and booked in with
+//               Evaluation.accept_embeddings; this worker only schedules, so it stays free.
+//               With a model running on WebGPU (Model.is_async) this worker embeds the chunks
+//               itself with Model.embed_async (GPU calls never overlap: a similarity waits for
+//               the current chunk). Otherwise (baseline, one worker, no pool) Evaluation.step here.
 //   cancel      stop the benchmark started by request `target`.
 //
 // Worker → page (answers)
@@ -47,18 +50,26 @@ export const DIMENSIONS = Object.freeze(['structure', 'relation']);
 /** Sentences embedded per `Evaluation.step` call: the cancel / progress granularity. */
 export const EVAL_CHUNK = 64;
 
-/** Error codes carried by `error` messages. */
+/** Error codes carried by `error` messages. The wasm API's errors carry the same codes in
+ * `err.code` (Rust: crate::error::ErrorCode); the worker forwards them as they are. */
 export const ERR = Object.freeze({
+  // set by the wasm API (Rust)
+  BAD_MODEL: 'bad-model',       // the model file could not be read
+  UNSUPPORTED_ARCHITECTURE: 'unsupported-architecture',
+  UNSUPPORTED_DTYPE: 'unsupported-dtype',
+  OUT_OF_MEMORY: 'out-of-memory',
+  NO_ADAPTER: 'no-adapter',     // WebGPU was required and the browser gave no adapter
+  DEVICE_LOST: 'device-lost',
+  DATA: 'data',                 // a benchmark data file is malformed
+  BAD_REQUEST: 'bad-request',   // unknown message type / malformed request
+  ENGINE: 'engine',             // the wasm engine could not start or trapped
+  // page and worker only
   BUSY: 'busy',                 // a benchmark is already running
   CANCELLED: 'cancelled',       // the benchmark was cancelled (see `reason`)
   SUPERSEDED: 'superseded',     // a newer `load` replaced this one
   NO_MODEL: 'no-model',         // no model is loaded yet
-  BAD_MODEL: 'bad-model',       // Model.load rejected the file
   HASH_MISMATCH: 'hash-mismatch', // a freshly downloaded file does not match the manifest's sha256
   NETWORK: 'network',           // a fetch failed (HTTP status or transport)
-  DATA: 'data',                 // a benchmark data file is malformed
-  ENGINE: 'engine',             // the wasm engine could not start or trapped
-  BAD_REQUEST: 'bad-request',   // unknown message type / malformed request
 });
 
 /**
@@ -79,9 +90,12 @@ export const ERR = Object.freeze({
  * @property {string} architecture
  * @property {string} dtype
  * @property {number} dim
+ * @property {number} num_layers
+ * @property {number} intermediate_size
  * @property {number} max_seq_length
  * @property {string} pooling
  * @property {number} vocab_size
+ * @property {number} file_bytes
  */
 
 // ---------------------------------------------------------------- requests (page → worker)
@@ -165,19 +179,22 @@ export const ERR = Object.freeze({
 /** @typedef {ProgressMessage|NoticeMessage|ResultMessage|ErrorMessage} Answer */
 
 /**
- * `Model.backend_status()`: where the encoder runs and why (the wasm API's names: "gpu" is WebGPU).
+ * `Model.backend_status()`, filled by Rust: where the encoder runs and why.
  * @typedef {object} BackendStatus
- * @property {'cpu'|'gpu'|'auto'} requested
- * @property {'cpu'|'gpu'} active
- * @property {{name: string, backend: string, device_type: string, driver: string, software: boolean}|null} adapter
+ * @property {'cpu'|'webgpu'|'auto'} requested
+ * @property {'cpu'|'webgpu'} active
+ * @property {{name: string, backend: string, device_type: string, driver: string, software: boolean,
+ *   browser_info?: {vendor: string, architecture: string, device: string, description: string}}|null} adapter
+ *   browser_info: the browser's GPUAdapterInfo (wgpu gets no adapter name in the browser)
  * @property {boolean} software_adapter  a software fallback adapter (SwiftShader…): the GPU is emulated on the CPU
  * @property {string|null} fallback_reason  why the CPU runs although WebGPU was asked for
  * @property {string[]} notices  oldest first; grows when the GPU fails mid-run (the batch is redone on the CPU)
+ * @property {string} [cpu_build]
  */
 /**
  * @typedef {object} LoadResult
  * @property {ModelInfo} info
- * @property {string} backend        where the model runs now: "cpu" | "gpu" (Model.backend)
+ * @property {string} backend        where the model runs now: "cpu" | "webgpu" (Model.backend)
  * @property {BackendStatus} backend_status
  * @property {ModelEntry} entry
  * @property {'cache'|'network'} source
@@ -198,7 +215,9 @@ export const ERR = Object.freeze({
  */
 /**
  * @typedef {object} EvaluateResult
- * @property {object} report   the CLI's report schema (results, stsb_test, paper?, pairs)
+ * @property {object} report   the CLI's report schema (model, encoder, results, stsb_test, paper?, pairs
+ *                             with rank_gap), from Evaluation.finish
+ * @property {string} pairs_csv  the per-pair CSV (wasm `pairs_csv(report)`): what "Download per-pair CSV" saves
  * @property {BackendStatus} backend_status  at the end of the run
  * @property {{data_ms: number, prepare_ms: number, embed_ms: number, finish_ms: number,
  *             total_ms: number, sentences: number, workers: number, gpu: boolean, sentences_per_s: number}} timings
@@ -211,75 +230,4 @@ export function modelCacheKey(baseUrl, entry) {
   const url = new URL(`models/${encodeURIComponent(entry.file)}`, baseUrl);
   url.searchParams.set('sha256', entry.sha256.toLowerCase());
   return url.href;
-}
-
-/**
- * Page-side client: `call(type, payload, {onProgress, onNotice})` → Promise of the result value.
- * Rejects with an Error carrying `code` (and `reason`) from the worker's `error` message.
- */
-export class EngineClient {
-  /** @param {Worker} worker */
-  constructor(worker) {
-    this.worker = worker;
-    this.nextId = 1;
-    /** @type {Map<number, {resolve: Function, reject: Function, onProgress?: Function, onNotice?: Function, op: string}>} */
-    this.pending = new Map();
-    worker.addEventListener('message', (e) => this.#onMessage(e.data));
-  }
-
-  /**
-   * @param {Request['type']} type
-   * @param {object} payload
-   * @param {{onProgress?: (m: ProgressMessage) => void, onNotice?: (m: NoticeMessage) => void, transfer?: Transferable[]}} [hooks]
-   * @returns {{id: number, promise: Promise<any>}}
-   */
-  start(type, payload = {}, hooks = {}) {
-    const id = this.nextId++;
-    const promise = new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onProgress: hooks.onProgress, onNotice: hooks.onNotice, op: type });
-    });
-    this.worker.postMessage({ type, id, ...payload }, hooks.transfer || []);
-    return { id, promise };
-  }
-
-  call(type, payload, hooks) {
-    return this.start(type, payload, hooks).promise;
-  }
-
-  /** Reject everything in flight (used when the worker dies). */
-  failAll(message) {
-    for (const [, p] of this.pending) {
-      const err = new Error(message);
-      err.code = ERR.ENGINE;
-      p.reject(err);
-    }
-    this.pending.clear();
-  }
-
-  #onMessage(msg) {
-    const p = this.pending.get(msg && msg.id);
-    if (!p) return;
-    switch (msg.type) {
-      case 'progress':
-        if (p.onProgress) p.onProgress(msg);
-        break;
-      case 'notice':
-        if (p.onNotice) p.onNotice(msg);
-        break;
-      case 'result':
-        this.pending.delete(msg.id);
-        p.resolve(msg.value);
-        break;
-      case 'error': {
-        this.pending.delete(msg.id);
-        const err = new Error(msg.message);
-        err.code = msg.code;
-        if (msg.reason) err.reason = msg.reason;
-        p.reject(err);
-        break;
-      }
-      default:
-        break;
-    }
-  }
 }

@@ -1,6 +1,6 @@
 // sr-bench on the comparison workload: a pool of Web Workers (one wasm instance + model each).
 import { EmbedPool, defaultPoolSize } from './pool.js';
-import { workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE } from './cmp-common.js';
+import { workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, Model } from './cmp-common.js';
 
 async function run(pool, chunks) {
   const embeddings = new Array(chunks.length);
@@ -20,7 +20,10 @@ async function main() {
   say('cold load…');
   const module = await ourWasm();
   const modelBytes = await bytes(MODEL_FILE);
-  const size = Number(params.get('workers')) || defaultPoolSize({ bytes: modelBytes.length, dtype: 'q8_0' });
+  const probe = Model.load(modelBytes); // the helper's memory need comes from Rust
+  const workerBytes = probe.estimate_worker_bytes();
+  probe.free();
+  const size = Number(params.get('workers')) || defaultPoolSize(workerBytes);
   const pool = await EmbedPool.start({ size, module, bytes: modelBytes, workerUrl: new URL('./embed-worker.js', import.meta.url) });
   const loadMs = performance.now() - t0;
   say('preparing the workload…');

@@ -1,18 +1,39 @@
 // defaultPoolSize: how many embedding helpers (each a wasm instance with its own model copy)
-// the page starts, from the core count, the model's memory and the device's RAM.
+// the page starts, from the core count, the device's RAM and what one helper needs, which Rust
+// estimates (`estimate_worker_bytes(info)`, the wasm package in www/pkg, built by build.sh).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+
+const PKG = new URL('../../www/pkg/', import.meta.url);
+const WASM = new URL('sr_bench_bg.wasm', PKG);
+// A missing package is a failure, not a skip: these numbers come from Rust.
+assert.ok(existsSync(WASM), 'www/pkg is not built: run ./build.sh build (wasm-pack) first');
 
 const manifest = {
-  minilmQ8: { bytes: 25_120_704, dtype: 'q8_0' },
-  mpnetQ8: { bytes: 117_700_672, dtype: 'q8_0' },
-  mpnetF32: { bytes: 436_065_120, dtype: 'f32' },
+  minilmQ8: {
+    architecture: 'bert', dtype: 'q8_0', dim: 384, num_layers: 6, intermediate_size: 1536,
+    vocab_size: 30522, max_seq_length: 256, file_bytes: 25_120_704,
+  },
+  mpnetQ8: {
+    architecture: 'mpnet', dtype: 'q8_0', dim: 768, num_layers: 12, intermediate_size: 3072,
+    vocab_size: 30527, max_seq_length: 384, file_bytes: 117_700_672,
+  },
+  mpnetF32: {
+    architecture: 'mpnet', dtype: 'f32', dim: 768, num_layers: 12, intermediate_size: 3072,
+    vocab_size: 30527, max_seq_length: 384, file_bytes: 436_065_120,
+  },
 };
 
-async function poolSize(entry, navigator) {
+let wasm = null;
+async function poolSize(info, navigator) {
+  if (!wasm) {
+    wasm = await import(new URL('sr_bench.js', PKG).href);
+    await wasm.default({ module_or_path: readFileSync(WASM) });
+  }
   Object.defineProperty(globalThis, 'navigator', { value: navigator, configurable: true });
   const { defaultPoolSize } = await import('../../www/pool.js');
-  return defaultPoolSize(entry);
+  return defaultPoolSize(wasm.estimate_worker_bytes(info));
 }
 
 test('a small model gets one helper per core', async () => {

@@ -84,7 +84,7 @@ describe('backend picker with WebGPU (SwiftShader)', { skip }, () => {
     await loadWithBackend(page, 'webgpu');
     assert.match(await page.inputValue('#model-select'), /@q8_0$/);
     const active = page.locator('#active-backend');
-    assert.equal(await active.getAttribute('data-active'), 'gpu');
+    assert.equal(await active.getAttribute('data-active'), 'webgpu');
     const shown = await active.textContent();
     // Headless Chromium's only adapter is SwiftShader; wgpu gets no name in the browser, the page
     // takes it from the browser's GPUAdapterInfo.
@@ -123,8 +123,8 @@ describe('backend picker with WebGPU (SwiftShader)', { skip }, () => {
     const json = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
     assert.equal(json.backend, 'webgpu');
     assert.equal(json.backend_choice, 'webgpu');
-    assert.equal(json.backend_status.requested, 'gpu');
-    assert.equal(json.backend_status.active, 'gpu');
+    assert.equal(json.backend_status.requested, 'webgpu');
+    assert.equal(json.backend_status.active, 'webgpu');
     assert.equal(json.backend_status.software_adapter, true);
     assert.ok(json.backend_status.adapter && json.backend_status.adapter.name, 'the adapter is recorded');
     assert.equal(json.backend_status.adapter.browser_info.architecture, 'swiftshader');
@@ -163,7 +163,7 @@ describe('backend picker without a WebGPU adapter', { skip }, () => {
     }
     await page.check('input[name="backend"][value="webgpu"]'); // reloads the loaded model
     await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
-      document.getElementById('active-backend').dataset.requested === 'gpu', null, { timeout: 180_000 });
+      document.getElementById('active-backend').dataset.requested === 'webgpu', null, { timeout: 180_000 });
     assert.equal(await page.getAttribute('#active-backend', 'data-active'), 'cpu');
     assert.match(await page.textContent('#backend-fallback'), /GPU backend is unavailable: WebGPU is not available/);
     assert.doesNotMatch(await page.getAttribute('#model-status', 'class') || '', /is-error/);

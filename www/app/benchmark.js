@@ -1,0 +1,116 @@
+// Step 3, the benchmark: run (split, encoder) with progress, sentences/s and ETA; cancel.
+
+import { ERR } from '../protocol.js';
+import { $, formatDuration, nf0, setMessage } from './ui.js';
+import { BASE_URL } from './state.js';
+import { renderBackend } from './backend.js';
+import { renderResults } from './results.js';
+import { restartEngine } from './engine.js';
+
+function setRunning(running) {
+  $('cancel').disabled = !running;
+  $('run').classList.toggle('busy', running);
+  document.body.dataset.run = running ? 'running' : 'idle';
+}
+
+function showProgress(run, m) {
+  const bar = $('run-progress');
+  const stats = $('run-stats');
+  run.phase = m.phase;
+  if (m.phase === 'data') {
+    bar.max = Math.max(1, m.total);
+    bar.value = m.done;
+    stats.textContent = `Fetching the benchmark files: ${m.done} of ${m.total}`;
+  } else if (m.phase === 'prepare' && m.unit === 'workers') {
+    stats.textContent = `Starting ${m.total} engine workers (one per core)…`;
+  } else if (m.phase === 'evaluate') {
+    run.done = m.done;
+    run.total = m.total;
+    bar.max = Math.max(1, m.total);
+    bar.value = m.done;
+    const rate = m.elapsed_ms > 0 ? m.done / (m.elapsed_ms / 1000) : 0;
+    const eta = rate > 0 ? ((m.total - m.done) / rate) * 1000 : NaN;
+    stats.textContent = `${nf0.format(m.done)} of ${nf0.format(m.total)} sentences` +
+      (rate > 0 ? ` · ${rate.toFixed(1)} sentences/s · about ${formatDuration(eta)} left` : '');
+    stats.dataset.done = String(m.done);
+    stats.dataset.total = String(m.total);
+  }
+}
+
+/** Why a run cannot start now, or null. */
+function blocker(state) {
+  if (state.run) {
+    const pct = state.run.total ? Math.floor((100 * state.run.done) / state.run.total) : 0;
+    return `A benchmark is already running (${pct} % done). Cancel it first, or wait for it to finish.`;
+  }
+  if (state.loadingKey) return 'Wait for the model to finish loading, then run the benchmark.';
+  if (!state.loaded) return 'Load a model first (step 1).';
+  return null;
+}
+
+export async function runBenchmark(state) {
+  const msg = $('run-msg');
+  const why = blocker(state);
+  if (why) {
+    setMessage(msg, why, 'warning');
+    return;
+  }
+  const split = document.querySelector('input[name="split"]:checked').value;
+  const encoder = $('encoder').value;
+  const load = state.loaded;
+  const bar = $('run-progress');
+  const stats = $('run-stats');
+  bar.hidden = false;
+  bar.removeAttribute('value');
+  stats.textContent = '';
+  setMessage(msg, `Running the ${split} split with ${encoder === 'static' ? 'the syntax-blind baseline of ' : ''}${load.info.name} · ${load.info.dtype}…`);
+  const { id, promise } = state.engine.start('evaluate', { split, encoder, baseUrl: BASE_URL }, {
+    onProgress: (m) => { if (state.run && state.run.id === id) showProgress(state.run, m); },
+    // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
+    onNotice: (m) => { if (m.backend_status) renderBackend(m.backend_status); },
+  });
+  state.run = { id, split, encoder, done: 0, total: 0, phase: 'data' };
+  setRunning(true);
+  try {
+    const value = await promise;
+    state.result = {
+      report: value.report, pairs_csv: value.pairs_csv, timings: value.timings, load,
+      backend_status: value.backend_status || null,
+    };
+    if (value.backend_status) renderBackend(value.backend_status);
+    const t = value.timings;
+    setMessage(msg, `Done: ${nf0.format(t.sentences)} sentences in ${formatDuration(t.total_ms)}` +
+      (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s` +
+        (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
+    renderResults(state);
+  } catch (err) {
+    if (err.code === ERR.CANCELLED) {
+      setMessage(msg, err.reason === 'model-changed'
+        ? 'Benchmark cancelled because the model was changed. Run it again for the new model.'
+        : 'Benchmark cancelled.', 'warning');
+    } else {
+      setMessage(msg, `The benchmark failed: ${err.message}`, 'error');
+      if (err.code === ERR.ENGINE) restartEngine(state);
+    }
+  } finally {
+    if (state.run && state.run.id === id) state.run = null;
+    bar.hidden = true;
+    stats.textContent = '';
+    delete stats.dataset.done;
+    delete stats.dataset.total;
+    setRunning(false);
+  }
+}
+
+export async function cancelBenchmark(state) {
+  if (!state.run) {
+    setMessage($('run-msg'), 'No benchmark is running.', 'info');
+    return;
+  }
+  setMessage($('run-msg'), 'Cancelling…', 'warning');
+  try {
+    await state.engine.call('cancel', { target: state.run.id });
+  } catch (err) {
+    setMessage($('run-msg'), `Could not cancel: ${err.message}`, 'error');
+  }
+}

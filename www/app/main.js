@@ -1,0 +1,124 @@
+// The page: model picker, playground, benchmark panel, results. All model work happens in
+// worker.js (see protocol.js for the messages); this thread only renders, so it never blocks.
+// User text is only ever written with textContent / value, never as HTML.
+//
+// One state object (state.js) is made here and handed to every panel.
+
+import { $, el, formatBytes, setMessage } from './ui.js';
+import { createState, modelKey, selectedEntry } from './state.js';
+import { startEngine } from './engine.js';
+import { EXAMPLES, renderExamples, updateVerdict } from './examples.js';
+import { applyTextsFromUrl, copyLink, readUrlState, scheduleUrlWrite } from './url-state.js';
+import { backendOffered, selectBackend, setupBackend } from './backend.js';
+import { fetchManifest, fillModelSelect, isCached, loadModel, updateLoadButton } from './model-panel.js';
+import { onTextInput, updatePlayground } from './playground.js';
+import { cancelBenchmark, runBenchmark } from './benchmark.js';
+import { renderPlot } from './results.js';
+import { exportCsv, exportJson } from './export.js';
+import { messageOf } from '../errors.js';
+
+function setProjector(state, on, scroll = false) {
+  document.documentElement.classList.toggle('projector', on);
+  $('projector').setAttribute('aria-pressed', String(on));
+  if (on && scroll) $('playground').scrollIntoView({ block: 'start' });
+  if (state.scatter && state.result) renderPlot(state);
+}
+
+/** A loaded (or loading) model is reloaded when the backend or the model changes. */
+function reloadIfEngaged(state) {
+  if (state.loaded || state.loadingKey) loadModel(state, selectedEntry(state));
+}
+
+/** The URL changed by hand (or a link was opened in this tab): follow it. */
+function onHashChange(state) {
+  const v = readUrlState();
+  applyTextsFromUrl(v);
+  if (v.view !== null) setProjector(state, v.view === 'projector');
+  if (v.backend !== state.backend && backendOffered(v.backend)) {
+    selectBackend(state, v.backend);
+    reloadIfEngaged(state);
+  }
+  const want = state.manifest.find((m) => m.name === v.model && m.dtype === v.dtype);
+  if (want && modelKey(want) !== $('model-select').value) {
+    $('model-select').value = modelKey(want);
+    updateLoadButton(state);
+    if (state.userEngaged) loadModel(state, want);
+  }
+  onTextInput(state, 0);
+}
+
+function wire(state) {
+  $('text-a').addEventListener('input', () => onTextInput(state));
+  $('text-b').addEventListener('input', () => onTextInput(state));
+  $('copy-link').addEventListener('click', () => copyLink(state));
+  $('projector').addEventListener('click', () => {
+    setProjector(state, !document.documentElement.classList.contains('projector'), true);
+    scheduleUrlWrite(state);
+  });
+  $('model-load').addEventListener('click', () => loadModel(state, selectedEntry(state)));
+  $('model-select').addEventListener('change', () => {
+    updateLoadButton(state);
+    scheduleUrlWrite(state);
+    if (state.userEngaged) loadModel(state, selectedEntry(state));
+  });
+  $('run').addEventListener('click', () => runBenchmark(state));
+  $('cancel').addEventListener('click', () => cancelBenchmark(state));
+  $('show-extra').addEventListener('change', (e) => {
+    $('results-table').classList.toggle('show-extra', e.target.checked);
+  });
+  $('plot-file').addEventListener('change', () => renderPlot(state));
+  $('plot-dim').addEventListener('change', () => renderPlot(state));
+  $('export-json').addEventListener('click', () => exportJson(state));
+  $('export-csv').addEventListener('click', () => exportCsv(state));
+  window.addEventListener('hashchange', () => onHashChange(state));
+}
+
+async function main() {
+  const state = createState();
+  const u = readUrlState();
+  renderExamples((ex) => {
+    $('text-a').value = ex.a;
+    $('text-b').value = ex.b;
+    onTextInput(state, 0);
+  });
+  setupBackend(state, u.backend, () => {
+    scheduleUrlWrite(state);
+    reloadIfEngaged(state); // otherwise the next load uses it
+  });
+  setProjector(state, u.view === 'projector');
+  if (u.a === null && u.b === null) {
+    $('text-a').value = EXAMPLES[0].a;
+    $('text-b').value = EXAMPLES[0].b;
+  } else {
+    applyTextsFromUrl(u);
+  }
+  updateVerdict($('text-a').value, $('text-b').value);
+  startEngine(state);
+  wire(state);
+
+  updatePlayground(state);
+  try {
+    state.manifest = await fetchManifest();
+  } catch (err) {
+    setMessage($('model-status'), `Could not read the model list: ${messageOf(err)}`, 'error');
+    $('model-select').replaceChildren(el('option', {}, 'no models'));
+    return;
+  }
+  if (!state.manifest.length) {
+    setMessage($('model-status'), 'The model list is empty: this site was built without models.', 'error');
+    return;
+  }
+  const fromUrl = fillModelSelect(state.manifest, u);
+  if (u.model && !fromUrl) {
+    setMessage($('model-status'), `The link asks for ${u.model} (${u.dtype || '?'}), which this site does not have: showing the default.`, 'warning');
+  }
+  updateLoadButton(state);
+  const entry = selectedEntry(state);
+  if (entry && await isCached(entry)) {
+    loadModel(state, entry); // already on this computer: no download, so start right away
+  } else if (entry) {
+    setMessage($('model-status'), `Choose a model and press “Load model”. ${entry.name} · ${entry.dtype} is a ${formatBytes(entry.bytes)} download, kept in the browser cache afterwards.`);
+  }
+}
+
+main();

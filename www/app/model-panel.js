@@ -1,0 +1,154 @@
+// Step 1, the model: the picker (from models/manifest.json), loading with byte progress, and
+// what is loaded where.
+
+import { ERR, MODEL_CACHE, modelCacheKey } from '../protocol.js';
+import { $, formatBytes, formatDuration, setMessage } from './ui.js';
+import { BASE_URL, modelKey, selectedEntry } from './state.js';
+import { renderBackend } from './backend.js';
+import { updatePlayground } from './playground.js';
+import { restartEngine } from './engine.js';
+
+const PHASE_TEXT = {
+  cache: 'Reading from the browser cache',
+  download: 'Downloading',
+  verify: 'Checking the sha256 fingerprint',
+  init: 'Starting the model',
+};
+
+export async function fetchManifest() {
+  const res = await fetch(new URL('models/manifest.json', BASE_URL), { cache: 'no-cache' });
+  if (!res.ok) throw new Error(`models/manifest.json: HTTP ${res.status}`);
+  const json = await res.json();
+  const models = Array.isArray(json.models) ? json.models : [];
+  return models.filter((m) => m && typeof m.name === 'string' && typeof m.dtype === 'string' &&
+    typeof m.file === 'string' && typeof m.sha256 === 'string');
+}
+
+/** Fills the picker (default first, then by size; grouped by model) and selects the link's
+ * model, else the default. Returns whether the link's model was found. */
+export function fillModelSelect(models, wanted) {
+  const sel = $('model-select');
+  sel.replaceChildren();
+  const byName = new Map();
+  const ordered = [...models].sort((x, y) => (y.default ? 1 : 0) - (x.default ? 1 : 0) || (x.bytes || 0) - (y.bytes || 0));
+  for (const m of ordered) {
+    if (!byName.has(m.name)) byName.set(m.name, []);
+    byName.get(m.name).push(m);
+  }
+  for (const [name, list] of byName) {
+    const group = document.createElement('optgroup');
+    group.label = name;
+    for (const m of list) {
+      const opt = document.createElement('option');
+      opt.value = modelKey(m);
+      opt.textContent = `${m.name} · ${m.dtype} · ${formatBytes(m.bytes)}`;
+      group.append(opt);
+    }
+    sel.append(group);
+  }
+  const pick = models.find((m) => wanted && m.name === wanted.model && m.dtype === wanted.dtype) ||
+    models.find((m) => m.default) || models[0];
+  if (pick) sel.value = modelKey(pick);
+  sel.disabled = models.length === 0;
+  return !!(wanted && wanted.model && pick && pick.name === wanted.model && pick.dtype === wanted.dtype);
+}
+
+export function updateLoadButton(state) {
+  const e = selectedEntry(state);
+  const btn = $('model-load');
+  btn.disabled = !e;
+  if (!e) return;
+  const isLoaded = state.loaded && modelKey(state.loaded.entry) === modelKey(e);
+  const isLoading = state.loadingKey === modelKey(e);
+  btn.disabled = isLoading;
+  btn.textContent = isLoading ? 'Loading…' : isLoaded ? 'Reload model' : `Load model (${formatBytes(e.bytes)})`;
+}
+
+/** Whether the model file is in the Cache API already (then the page loads it right away). */
+export async function isCached(entry) {
+  try {
+    if (typeof caches === 'undefined') return false;
+    const cache = await caches.open(MODEL_CACHE);
+    return !!(await cache.match(modelCacheKey(BASE_URL, entry)));
+  } catch {
+    return false;
+  }
+}
+
+function showProgress(m) {
+  const bar = $('model-progress');
+  const text = $('model-progress-text');
+  if (m.unit === 'bytes' && m.total > 0) {
+    bar.max = m.total;
+    bar.value = Math.min(m.done, m.total);
+    const rate = m.elapsed_ms > 0 ? m.done / (m.elapsed_ms / 1000) : 0;
+    text.textContent = `${PHASE_TEXT[m.phase] || m.phase}: ${formatBytes(m.done)} of ${formatBytes(m.total)}` +
+      (m.phase === 'download' && rate > 0 ? ` · ${formatBytes(rate)}/s` : '');
+  } else {
+    bar.removeAttribute('value');
+    text.textContent = `${PHASE_TEXT[m.phase] || m.phase}…`;
+  }
+}
+
+function showNotice(m) {
+  const notice = $('model-notice');
+  notice.hidden = false;
+  notice.textContent = m.message;
+  notice.dataset.code = m.code;
+  notice.classList.toggle('is-warning', m.level === 'warning');
+}
+
+function hideProgress() {
+  $('model-progress').hidden = true;
+  $('model-progress-text').textContent = '';
+}
+
+/** Loads `entry` on the chosen backend (a newer load supersedes this one). */
+export async function loadModel(state, entry) {
+  if (!entry) return;
+  const key = modelKey(entry);
+  state.loadingKey = key;
+  state.userEngaged = true;
+  const bar = $('model-progress');
+  const notice = $('model-notice');
+  notice.hidden = true;
+  notice.textContent = '';
+  if (state.run) setMessage($('run-msg'), 'Changing the model: the running benchmark is being cancelled…', 'warning');
+  bar.hidden = false;
+  bar.removeAttribute('value');
+  setMessage($('model-status'), `Loading ${entry.name} (${entry.dtype})…`);
+  $('model-active').textContent = `loading ${entry.name} · ${entry.dtype}…`;
+  document.body.dataset.model = 'loading';
+  updateLoadButton(state);
+  updatePlayground(state);
+  try {
+    const value = await state.engine.call('load', { model: entry, baseUrl: BASE_URL, backend: state.backend }, {
+      onProgress: (m) => { if (state.loadingKey === key) showProgress(m); },
+      onNotice: showNotice,
+    });
+    if (state.loadingKey !== key) return;
+    state.loaded = value;
+    state.loadingKey = null;
+    hideProgress();
+    const i = value.info;
+    const from = value.source === 'cache' ? 'Taken from the browser cache' : `Downloaded (${formatBytes(entry.bytes)})`;
+    setMessage($('model-status'),
+      `Ready: ${i.name} · ${i.dtype} · ${i.architecture}, ${i.dim}-dimensional, reads up to ${i.max_seq_length} tokens. ` +
+      `${from} and sha256-verified; ready in ${formatDuration(value.timings.total_ms)}.`);
+    $('model-status').dataset.source = value.source;
+    $('model-active').textContent = `${i.name} · ${i.dtype}`;
+    renderBackend(value.backend_status);
+    document.body.dataset.model = 'ready';
+  } catch (err) {
+    if (err.code === ERR.SUPERSEDED || state.loadingKey !== key) return;
+    state.loadingKey = null;
+    hideProgress();
+    document.body.dataset.model = state.loaded ? 'ready' : 'error';
+    setMessage($('model-status'), `Could not load ${entry.name} (${entry.dtype}): ${err.message}`, 'error');
+    $('model-active').textContent = state.loaded ? `${state.loaded.info.name} · ${state.loaded.info.dtype}` : 'no model loaded';
+    if (err.code === ERR.ENGINE) restartEngine(state);
+  } finally {
+    updateLoadButton(state);
+    updatePlayground(state);
+  }
+}

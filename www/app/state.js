@@ -1,0 +1,40 @@
+// The page's state: one object, made by main.js and handed to every panel; plus the two
+// lookups on it that several panels need.
+
+import { $ } from './ui.js';
+
+/** The site root (this file is app/state.js). */
+export const BASE_URL = new URL('../', import.meta.url).href;
+
+export function createState() {
+  return {
+    /** The engine worker's client (protocol.js, rpc.js); replaced when the engine restarts.
+     * @type {import('../rpc.js').RpcClient|null} */
+    engine: null,
+    /** @type {import('../protocol.js').ModelEntry[]} */
+    manifest: [],
+    /** The backend chosen on the page (and in the URL): "cpu" | "webgpu" | "auto". */
+    backend: 'cpu',
+    /** @type {import('../protocol.js').LoadResult|null} */
+    loaded: null,
+    loadingKey: null,
+    userEngaged: false,
+    /** @type {{id: number, split: string, encoder: string, done: number, total: number, phase: string}|null} */
+    run: null,
+    /** The last finished run. @type {{report: any, pairs_csv: string, timings: any, load: any, backend_status: any}|null} */
+    result: null,
+    playSeq: 0,
+    playTimer: 0,
+    urlTimer: 0,
+    /** The results' scatter plot (charts.js), made on first use. */
+    scatter: null,
+  };
+}
+
+export const modelKey = (e) => `${e.name}@${e.dtype}`;
+
+/** The manifest entry chosen in the model picker, or null. */
+export function selectedEntry(state) {
+  const key = $('model-select').value;
+  return state.manifest.find((e) => modelKey(e) === key) || null;
+}
