@@ -130,6 +130,7 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     await page.fill('#local-max-seq', '256');
     await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 30_000 });
 
+    await page.check('#local-keep'); // kept in this origin's storage for the next visit (see below)
     const t0 = Date.now();
     await page.click('#local-load');
     await waitReady('local file');
@@ -170,7 +171,7 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     assert.ok(source.includes('local file') && source.includes(path.basename(LLAMA_Q8)) && source.includes(sha), source);
   });
 
-  test('the shipped q8_0 and the baseline run too; the same weights give the same cosine', { timeout: 2 * RUN_TIMEOUT }, async () => {
+  test('the shipped q8_0 and the baseline run too; the same weights give the same cosine', { timeout: 2 * RUN_TIMEOUT }, async (t) => {
     await page.selectOption('#model-select', 'all-MiniLM-L6-v2@q8_0');
     await waitReady('all-MiniLM-L6-v2 · q8_0');
     const shipped = await scorePair(ACTIVE, PASSIVE);
@@ -179,19 +180,27 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     const { json } = await runQuick('model');
     assert.equal(json.model_source.kind, 'site');
     assert.equal(json.timings.model_source === 'local file', false);
+    // The same weights (llama.cpp's converter and ours): the quick split within ±0.5.
+    for (const dim of ['structure', 'relation']) {
+      const d = exports[0].results[dim].avg_spearman - json.results[dim].avg_spearman;
+      assert.ok(Math.abs(d) <= 0.5, `${dim} avg: llama.cpp file vs shipped Δ ${d}`);
+      t.diagnostic(`${dim} avg: llama.cpp file ${exports[0].results[dim].avg_spearman}, shipped ${json.results[dim].avg_spearman}`);
+    }
     await runQuick('static');
   });
 
   test('compare: one row per run, values equal to each run\'s report; sortable; CSV', { timeout: 60_000 }, async () => {
-    const rows = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => Object.fromEntries(
-      [...tr.querySelectorAll('td')].map((td) => [td.dataset.col, td.dataset.value]))));
-    assert.equal(rows.length, 3);
+    const rows = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => ({
+      run: Number(tr.dataset.run),
+      ...Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.dataset.col, td.dataset.value])),
+    })));
+    assert.equal(rows.length, 3, 'the local file, the shipped q8_0 and the baseline');
     const num = (v) => (v === '' ? null : Number(v));
-    for (const json of exports) {
-      const local = json.model_source.kind === 'local file';
-      const row = rows.find((r) => (json.encoder === 'static' ? r.encoder !== 'model'
-        : r.encoder === 'model' && r.source.startsWith('local file') === local));
-      assert.ok(row, `a row for ${json.model} (${json.encoder}, ${json.model_source.kind})`);
+    for (const [i, json] of exports.entries()) {
+      const row = rows.find((r) => r.run === i + 1);
+      assert.ok(row, `a row for run ${i + 1}: ${json.model} (${json.encoder}, ${json.model_source.kind})`);
+      assert.equal(row.source.startsWith('local file'), json.model_source.kind === 'local file');
+      assert.equal(row.encoder === 'model', json.encoder !== 'static');
       assert.equal(num(row.structure_avg), json.results.structure.avg_spearman);
       assert.equal(num(row.relation_avg), json.results.relation.avg_spearman);
       assert.equal(num(row.stsb_test_spearman), json.stsb_test.spearman);
@@ -212,13 +221,62 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     assert.ok(await page.evaluate(() => !!globalThis.Chart && !!globalThis.Chart.getChart(document.getElementById('compare-chart'))),
       'the bar chart is drawn');
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#compare-csv')]);
-    const lines = fs.readFileSync(await dl.path(), 'utf8').trim().split(/\r\n/);
+    const lines = fs.readFileSync(await dl.path(), 'utf8').trim().split('\n');
     assert.equal(lines.length, 4);
-    assert.match(lines[0], /^rank,model,dtype,backend,split,encoder,source,finished,structure_avg,relation_avg,stsb_test_spearman,sentences_per_s,sha256$/);
+    // The columns of `sr-bench compare --csv`, then the page's own.
+    const header = lines[0].split(',');
+    assert.deepEqual(header.slice(0, 5), ['label', 'model', 'dtype', 'split', 'encoder']);
+    assert.equal(header[5], 'structure_stsb');
+    assert.equal(header[12], 'relation_stsb');
+    assert.equal(header[18], 'relation_avg');
+    assert.equal(header[19], 'stsb_test_spearman');
+    assert.deepEqual(header.slice(20), ['rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s']);
+    const first = lines[1].split(',');
+    const ranked = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => Number(tr.dataset.run)));
+    const firstReport = exports[ranked[0] - 1];
+    assert.equal(Number(first[header.indexOf('relation_cqa')]), firstReport.results.relation.cqa.spearman);
+    assert.equal(Number(first[header.indexOf('stsb_test_spearman')]), firstReport.stsb_test.spearman);
     await page.screenshot({ path: path.join(ARTIFACTS, 'compare.png'), fullPage: true });
   });
 
-  test('a dropped file that is not a model gets a plain message with its code', { timeout: 60_000 }, async () => {
+  test('the benchmark helpers truncate as the field says (max sequence length 16)', { timeout: RUN_TIMEOUT }, async () => {
+    await page.setInputFiles('#local-file', LLAMA_Q8);
+    await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
+    await page.fill('#local-max-seq', '16');
+    await page.waitForFunction(() => /this device allows/.test(document.getElementById('local-status').textContent) &&
+      !document.getElementById('local-load').disabled, null, { timeout: 30_000 });
+    await page.click('#local-load');
+    await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
+      /reads up to 16 tokens/.test(document.getElementById('model-status').textContent), null, { timeout: 180_000 });
+    const { json } = await runQuick('model');
+    assert.equal(json.model_source.max_seq_length, 16);
+    // A pair longer than 16 tokens: the helpers' cosine (the report) equals the engine's (the playground).
+    const long = json.pairs.filter((p) => p.sentence1.split(' ').length > 24 && p.sentence2.split(' ').length > 24)[0];
+    assert.ok(long, 'a pair longer than 16 tokens');
+    const engine = await scorePair(long.sentence1, long.sentence2);
+    assert.ok(Math.abs(engine - long.cosine) <= 1e-4, `report ${long.cosine} vs playground ${engine}`);
+    assert.notEqual(json.results.relation.avg_spearman, exports[0].results.relation.avg_spearman, 'truncation changed the scores');
+  });
+
+  test('the kept file is offered after a reload, and "Forget" removes it', { timeout: 120_000 }, async () => {
+    await page.reload();
+    await page.waitForSelector('#kept:not([hidden])', { timeout: 30_000 });
+    const sha = sha256Of(LLAMA_Q8);
+    assert.equal(await page.getAttribute('#kept', 'data-sha256'), sha);
+    assert.match(await text('#kept-text'), /all-MiniLM-L6-v2\.llamacpp\.q8_0\.gguf/);
+    await page.click('#kept-use');
+    await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
+    assert.equal(await infoValue('sha256'), sha, 'the kept bytes are the file\'s');
+    await page.click('#kept-forget');
+    await page.waitForSelector('#kept[hidden]', { state: 'attached', timeout: 10_000 });
+    assert.equal(await page.evaluate(() => caches.has('sr-bench-local-file-v1')), false);
+    await page.reload();
+    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForTimeout(500);
+    assert.equal(await page.isHidden('#kept'), true, 'nothing is offered after "Forget"');
+  });
+
+  test('a file that is not a model, or has an unsupported dtype, gets a plain message with its code', { timeout: 60_000 }, async () => {
     await page.evaluate(() => {
       const dt = new DataTransfer();
       dt.items.add(new File([new Uint8Array(4096).fill(7)], 'broken.gguf'));
@@ -228,6 +286,13 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     assert.equal(await page.getAttribute('#local-status', 'data-code'), 'bad-model');
     assert.match(await text('#local-status'), /^broken\.gguf cannot be used: /);
     assert.equal(await page.isDisabled('#local-load'), true);
+    // A dtype our kernels do not run (llama.cpp's bf16): Rust's code and its way out.
+    const bf16 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.bf16.gguf');
+    if (fs.existsSync(bf16)) {
+      await page.setInputFiles('#local-file', bf16);
+      await page.waitForFunction(() => document.getElementById('local-status').dataset.code === 'unsupported-dtype', null, { timeout: 30_000 });
+      assert.match(await text('#local-status'), /bf16.*q8_0/s);
+    }
   });
 
   test('no request carried the file: no upload, no body', () => {

@@ -7,6 +7,7 @@
 // help: the syntax-blind baseline scores a swapped-role pair as identical. STS-B, ordinary
 // similarity, is shown for contrast, not used to rank.
 
+import { SR_FILES, DIMENSIONS } from '../protocol.js';
 import { createBars } from '../charts.js';
 import { $, el, download, fmt2, setMessage } from './ui.js';
 import { modelSource } from './export.js';
@@ -46,7 +47,7 @@ export function runRow(id, result) {
     dtype: report.dtype,
     backend: report.encoder === 'static' ? 'cpu' : status && status.active === 'webgpu' ? 'webgpu' : 'cpu',
     split: report.split,
-    encoder: report.encoder === 'static' ? 'syntax-blind baseline' : 'model',
+    encoder: report.encoder === 'static' ? 'static' : 'model',
     source: src.kind === 'local file' ? `local file ${src.file_name}` : 'site',
     sha256: src.sha256,
     finished: result.finished_at,
@@ -54,6 +55,9 @@ export function runRow(id, result) {
     relation_avg: finite(report.results?.relation?.avg_spearman),
     stsb_test_spearman: finite(report.stsb_test?.spearman),
     sentences_per_s: finite(timings.sentences_per_s),
+    /** Spearman per SR file and the average, per dimension (the CSV's Table 4 columns). */
+    cells: Object.fromEntries(DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => [`${dim}_${f}`,
+      finite(f === 'avg' ? report.results?.[dim]?.avg_spearman : report.results?.[dim]?.[f]?.spearman)]))),
   };
 }
 
@@ -82,6 +86,7 @@ function cellText(key, v) {
   if (key === 'sentences_per_s') return v.toFixed(1);
   if (key === 'structure_avg' || key === 'relation_avg' || key === 'stsb_test_spearman') return fmt2(v);
   if (key === 'finished') return new Date(v).toLocaleTimeString();
+  if (key === 'encoder') return v === 'static' ? 'syntax-blind baseline' : 'model';
   return String(v);
 }
 
@@ -123,18 +128,27 @@ export function renderCompare(state) {
   }
 }
 
-/** RFC 4180 field. */
+/** A CSV field as the Rust csv writer quotes it (only when needed). */
 const csvField = (v) => {
   const s = v === null || v === undefined ? '' : String(v);
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
-/** The table as CSV, in the table's order, unrounded values. */
+/** The CSV's columns: those of `sr-bench compare --csv` (label, model, dtype, split, encoder,
+ * Spearman per SR file and avg for structure then relation, STS-B test), then the page's own. */
+export const CSV_COLUMNS = [
+  'label', 'model', 'dtype', 'split', 'encoder',
+  ...DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => `${dim}_${f}`)), 'stsb_test_spearman',
+  'rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s',
+];
+
+/** The table as CSV, in the table's order, values unrounded as in the reports. */
 export function compareCsv(state) {
-  const keys = [...COMPARE_COLUMNS.map((c) => c[0]), 'sha256'];
-  const lines = [keys.join(',')];
-  for (const r of sortedRuns(state)) lines.push(keys.map((k) => csvField(r[k])).join(','));
-  return `${lines.join('\r\n')}\r\n`;
+  const value = (r, key) => (key === 'label' ? [r.model, r.dtype, r.split, r.encoder].join(' · ')
+    : key in r.cells ? r.cells[key] : r[key]);
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of sortedRuns(state)) lines.push(CSV_COLUMNS.map((k) => csvField(value(r, k))).join(','));
+  return `${lines.join('\n')}\n`;
 }
 
 export function setupCompare(state) {

@@ -8,6 +8,7 @@
 import { memoryBudget } from '../pool.js';
 import { $, el, formatBytes, formatDuration, setMessage } from './ui.js';
 import { loadModel } from './model-panel.js';
+import { keepIfAsked, setupKept } from './kept-file.js';
 
 /** Field changes wait this long before the file is inspected again. */
 const REINSPECT_DELAY_MS = 300;
@@ -137,9 +138,12 @@ export async function loadLocalFile(state) {
   const r = await inspect(state);
   if (!r || state.localFile !== picked) return;
   await loadModel(state, null, { file: picked.file, sha256: picked.sha256, max_seq_length: fieldMaxSeq() ?? undefined });
+  const e = state.loaded && state.loaded.entry;
+  if (e && e.local && e.sha256 === picked.sha256) await keepIfAsked(picked.file, picked.sha256);
 }
 
 export function setupLocalModel(state) {
+  setupKept((file) => pickFile(state, file));
   $('local-file').addEventListener('change', (e) => {
     const file = e.target.files && e.target.files[0];
     e.target.value = ''; // picking the same file again is a new pick
