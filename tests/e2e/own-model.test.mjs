@@ -3,6 +3,8 @@
 //
 //   SR_BENCH_URL=http://127.0.0.1:PORT/  (the site, served by `sr-bench serve --dir www/dist`)
 //   SR_BENCH_EXPECT=path/to/expect.json  (optional: {"llama_active_passive_cosine": x, "active_passive_cosine": y})
+//   SR_BENCH_CLI=path/to/sr-bench        (optional: the page's compare CSV is checked against `sr-bench compare --csv`
+//                                         over the runs' JSON exports)
 //   node --test tests/e2e/own-model.test.mjs
 //
 // The file goes through the page's file input (page.setInputFiles, as a user picking it) and
@@ -12,6 +14,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +27,7 @@ const BASE = process.env.SR_BENCH_URL ? new URL(process.env.SR_BENCH_URL).href :
 const ORIGIN = BASE ? new URL(BASE).origin : null;
 const EXPECT = process.env.SR_BENCH_EXPECT ? JSON.parse(fs.readFileSync(process.env.SR_BENCH_EXPECT, 'utf8')) : {};
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const CLI = process.env.SR_BENCH_CLI || null;
 const LLAMA = path.join(ROOT, 'tests/artifacts/llama');
 const LLAMA_Q8 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.q8_0.gguf');
 const LLAMA_F32 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.f32.gguf');
@@ -189,7 +193,7 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     await runQuick('static');
   });
 
-  test('compare: one row per run, values equal to each run\'s report; sortable; CSV', { timeout: 60_000 }, async () => {
+  test('compare: one row per run, values equal to each run\'s report; sortable; CSV', { timeout: 60_000 }, async (t) => {
     const rows = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => ({
       run: Number(tr.dataset.run),
       ...Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.dataset.col, td.dataset.value])),
@@ -236,6 +240,21 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     const firstReport = exports[ranked[0] - 1];
     assert.equal(Number(first[header.indexOf('relation_cqa')]), firstReport.results.relation.cqa.spearman);
     assert.equal(Number(first[header.indexOf('stsb_test_spearman')]), firstReport.stsb_test.spearman);
+    // The CLI reads the same JSON exports: its CSV is the page's first columns, line for line.
+    const files = ranked.map((run) => {
+      const file = path.join(ARTIFACTS, `own-model-run-${run}.json`);
+      fs.writeFileSync(file, JSON.stringify(exports[run - 1]));
+      return file;
+    });
+    if (CLI) {
+      const cliLines = execFileSync(CLI, ['compare', '--csv', ...files], { encoding: 'utf8' }).trim().split('\n');
+      const shared = cliLines[0].split(',').length;
+      assert.equal(shared, 20, 'sr-bench compare --csv has the 20 columns the page starts with');
+      assert.deepEqual(lines.map((l) => l.split(',').slice(0, shared).join(',')), cliLines);
+      t.diagnostic(`the page's compare CSV equals \`sr-bench compare --csv\` on its ${shared} columns`);
+    } else {
+      t.diagnostic('SR_BENCH_CLI is not set: the CSV was not compared with `sr-bench compare --csv`');
+    }
     await page.screenshot({ path: path.join(ARTIFACTS, 'compare.png'), fullPage: true });
   });
 
