@@ -1,5 +1,6 @@
-// Charts: a thin wrapper around Chart.js (vendor/chart.umd.min.js, served from our own origin,
-// loaded by index.html as a classic deferred script that defines globalThis.Chart).
+// Charts (the results' scatter, the compare panel's bars): a thin wrapper around Chart.js
+// (vendor/chart.umd.min.js, served from our own origin, loaded by index.html as a classic
+// deferred script that defines globalThis.Chart).
 
 const INK = '#111111';
 const GRID = 'rgba(0, 0, 0, 0.12)';
@@ -90,6 +91,50 @@ export function createScatter(canvas) {
         chart.options.scales[axis].ticks.font = { size };
         chart.options.scales[axis].title.font = { size };
       }
+      chart.update();
+    },
+    destroy() { chart.destroy(); },
+  };
+}
+
+/**
+ * Grouped bars: one group per run, one bar per score (the compare panel).
+ * @param {HTMLCanvasElement} canvas
+ */
+export function createBars(canvas) {
+  const Chart = chartLib();
+  const chart = new Chart(canvas, {
+    type: 'bar',
+    data: { labels: [], datasets: [] },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      plugins: {
+        legend: { display: true, labels: { color: INK } },
+        tooltip: { callbacks: { label: (ctx) => `${ctx.dataset.label}: ${Number(ctx.raw).toFixed(2)}` } },
+      },
+      scales: {
+        x: { ticks: { color: INK, font: { size: fontSize() } }, grid: { display: false } },
+        y: {
+          title: { display: true, text: 'Spearman ×100', color: INK },
+          ticks: { color: INK, font: { size: fontSize() } },
+          grid: { color: GRID },
+        },
+      },
+    },
+  });
+  return {
+    /**
+     * @param {string[]} labels  one per run
+     * @param {Array<{label: string, color: string, data: Array<number|null>}>} series
+     */
+    update(labels, series) {
+      chart.data.labels = labels;
+      chart.data.datasets = series.map((s) => ({ label: s.label, data: s.data, backgroundColor: s.color }));
+      const size = fontSize();
+      chart.options.scales.x.ticks.font = { size };
+      chart.options.scales.y.ticks.font = { size };
       chart.update();
     },
     destroy() { chart.destroy(); },

@@ -18,6 +18,8 @@ export function createEngineState() {
     /** The loaded model's file and manifest entry: the pool's helpers load their own copy. */
     bytes: null,
     entry: null,
+    /** The truncation the model was loaded with (a local file's field), null: the file's own. */
+    maxSeqLength: null,
     loadSeq: 0,
     /** @type {AbortController|null} */
     loadAbort: null,

@@ -44,12 +44,13 @@ function getPool(engine, workers, onStart) {
   if (!model || !bytes || !wasmModule || model.backend !== 'cpu') return Promise.resolve(null);
   const size = workers > 0 ? Math.min(workers, MAX_REQUESTED_WORKERS) : defaultPoolSize(model.estimate_worker_bytes());
   if (size < 2 || typeof Worker === 'undefined') return Promise.resolve(null);
-  const key = `${entry.sha256}/${size}`;
+  const maxSeqLength = engine.maxSeqLength;
+  const key = `${entry.sha256}/${maxSeqLength}/${size}`;
   if (!engine.pool || engine.pool.key !== key) {
     dropPool(engine);
     onStart(size);
     const ready = EmbedPool.start({
-      size, module: wasmModule, bytes, workerUrl: new URL('./embed-worker.js', import.meta.url),
+      size, module: wasmModule, bytes, maxSeqLength, workerUrl: new URL('./embed-worker.js', import.meta.url),
     });
     engine.pool = { key, size, ready };
     ready.catch(() => { if (engine.pool && engine.pool.ready === ready) engine.pool = null; });

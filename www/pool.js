@@ -21,6 +21,16 @@ const MAX_HELPERS = 8;
 const MEMORY_BUDGET = 2e9;
 
 /**
+ * The memory the page lets its wasm instances take, in bytes: MEMORY_BUDGET, or a quarter of
+ * the device's RAM where the browser says (navigator.deviceMemory, GB, Chromium only: it is
+ * what keeps a phone-class tab alive). A model file whose one instance needs more is refused.
+ */
+export function memoryBudget() {
+  const nav = typeof navigator !== 'undefined' ? navigator : {};
+  return nav.deviceMemory ? Math.min(MEMORY_BUDGET, (nav.deviceMemory * 1e9) / 4) : MEMORY_BUDGET;
+}
+
+/**
  * How many helpers to start: one per logical core, at most MAX_HELPERS, fewer for big models.
  * `workerBytes`: what one helper needs (its weights as held in wasm plus one batch's
  * activations), estimated by Rust: `Model.estimate_worker_bytes()` / `estimate_worker_bytes(info)`.
@@ -30,8 +40,7 @@ const MEMORY_BUDGET = 2e9;
 export function defaultPoolSize(workerBytes) {
   const nav = typeof navigator !== 'undefined' ? navigator : {};
   const cores = nav.hardwareConcurrency || 1;
-  // deviceMemory (GB, Chromium only) is what keeps a phone-class tab alive.
-  const budget = nav.deviceMemory ? Math.min(MEMORY_BUDGET, (nav.deviceMemory * 1e9) / 4) : MEMORY_BUDGET;
+  const budget = memoryBudget();
   const bytes = Number(workerBytes);
   const byMemory = bytes > 0 ? Math.floor(budget / bytes) : 1; // unknown: no pool
   return Math.max(1, Math.min(cores, MAX_HELPERS, byMemory));
@@ -69,15 +78,17 @@ class Helper extends RpcClient {
 export class EmbedPool {
   /**
    * Starts `size` helpers and loads the model in each (in parallel).
-   * @param {{size: number, module: WebAssembly.Module, bytes: Uint8Array, workerUrl: URL|string}} opts
+   * `maxSeqLength`: the truncation the engine's model was loaded with (null: the file's).
+   * @param {{size: number, module: WebAssembly.Module, bytes: Uint8Array, workerUrl: URL|string,
+   *          maxSeqLength?: number|null}} opts
    */
-  static async start({ size, module, bytes, workerUrl }) {
+  static async start({ size, module, bytes, workerUrl, maxSeqLength = null }) {
     const helpers = [];
     for (let i = 0; i < size; i++) helpers.push(new Helper(workerUrl, `sr-bench-embed-${i + 1}`));
     const pool = new EmbedPool(helpers);
     try {
       // Each helper gets its own copy of the bytes (structured clone); the module is shared.
-      const ready = await Promise.all(helpers.map((h) => h.call('init', { module, bytes })));
+      const ready = await Promise.all(helpers.map((h) => h.call('init', { module, bytes, max_seq_length: maxSeqLength })));
       pool.loadMs = Math.max(...ready.map((r) => r.load_ms));
     } catch (e) {
       pool.terminate();

@@ -10,7 +10,11 @@
 // live while a benchmark runs; `cancel` is seen within one chunk (64 sentences).
 //
 // Page → worker (requests)
-//   load        fetch (or take from the Cache API), verify (sha256) and load a model on the
+//   inspect-file  a model file from this computer (a File: a handle, never uploaded): its header
+//               through Rust's inspect_model (info, worker_bytes) and, when it fits the page's
+//               memory budget, its sha256 (local-file.js).
+//   load        a file from this computer ({file, sha256, max_seq_length}: read, sha256, load), or
+//               fetch (or take from the Cache API), verify (sha256) and load a model on the
 //               chosen backend ("cpu": Model.load; "webgpu"/"auto": Model.load_with_backend(bytes,
 //               backend, true)). WebGPU failing never fails the load: Rust falls back to the CPU
 //               and backend_status.fallback_reason says why.
@@ -104,9 +108,33 @@ export const ERR = Object.freeze({
  * @typedef {object} LoadRequest
  * @property {'load'} type
  * @property {number} id
- * @property {ModelEntry} model
- * @property {string} baseUrl  absolute URL of the site root (ends with "/")
+ * @property {ModelEntry} [model]  a model of this site, or:
+ * @property {File} [file]         a model file from this computer
+ * @property {string} [sha256]     with `file`: its sha256 from `inspect-file` (a file changed since fails)
+ * @property {number} [max_seq_length]  with `file`: truncation (default: the file's value)
+ * @property {string} [baseUrl]  absolute URL of the site root (ends with "/"), with `model`
  * @property {'cpu'|'webgpu'|'auto'} [backend]  default "cpu"
+ */
+/**
+ * @typedef {object} InspectFileRequest
+ * @property {'inspect-file'} type
+ * @property {number} id
+ * @property {File} file
+ * @property {number} [max_seq_length]
+ * @property {number} budget_bytes   the page's memory budget (pool.js memoryBudget): the sha256 is
+ *                                   computed only for a file whose worker_bytes fit it
+ * @property {boolean} [skip_hash]   the page has the sha256 already
+ */
+/**
+ * @typedef {object} InspectFileResult
+ * @property {string} file_name
+ * @property {number} bytes
+ * @property {ModelInfo} info          as Model.info() would say, with max_seq_length applied
+ * @property {number} worker_bytes     Rust's estimate of one instance's peak memory
+ * @property {boolean} fits            worker_bytes ≤ budget_bytes
+ * @property {string|null} sha256
+ * @property {number} inspect_ms
+ * @property {number} hash_ms
  */
 /**
  * @typedef {object} SimilarityRequest
@@ -137,7 +165,7 @@ export const ERR = Object.freeze({
  * @property {number} id
  * @property {number} target  id of the `evaluate` request to stop
  */
-/** @typedef {LoadRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|CancelRequest} Request */
+/** @typedef {LoadRequest|InspectFileRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|CancelRequest} Request */
 
 // ---------------------------------------------------------------- answers (worker → page)
 
@@ -145,7 +173,7 @@ export const ERR = Object.freeze({
  * @typedef {object} ProgressMessage
  * @property {'progress'} type
  * @property {number} id
- * @property {'cache'|'download'|'verify'|'init'|'data'|'prepare'|'evaluate'} phase
+ * @property {'cache'|'download'|'verify'|'read'|'hash'|'init'|'data'|'prepare'|'evaluate'} phase
  * @property {number} done
  * @property {number} total      0 when unknown
  * @property {'bytes'|'sentences'|'files'|'steps'|'workers'} unit   ('workers': the pool is starting)
@@ -165,7 +193,7 @@ export const ERR = Object.freeze({
  * @property {'result'} type
  * @property {number} id
  * @property {Request['type']} op
- * @property {LoadResult|SimilarityResult|EmbedResult|EvaluateResult|{cancelled: boolean}} value
+ * @property {LoadResult|InspectFileResult|SimilarityResult|EmbedResult|EvaluateResult|{cancelled: boolean}} value
  */
 /**
  * @typedef {object} ErrorMessage
@@ -196,8 +224,9 @@ export const ERR = Object.freeze({
  * @property {ModelInfo} info
  * @property {string} backend        where the model runs now: "cpu" | "webgpu" (Model.backend)
  * @property {BackendStatus} backend_status
- * @property {ModelEntry} entry
- * @property {'cache'|'network'} source
+ * @property {ModelEntry} entry    for a file from this computer: {name, dtype, file, bytes, sha256, local: true}
+ * @property {number|null} max_seq_length  the truncation asked for (a local file's field), else null
+ * @property {'cache'|'network'|'local file'} source
  * @property {{fetch_ms: number, verify_ms: number, init_ms: number}} timings
  */
 /**

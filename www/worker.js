@@ -6,6 +6,7 @@ import { ERR } from './protocol.js';
 import { codedError, describeError, messageOf } from './errors.js';
 import { serve } from './rpc.js';
 import { loadModelBytes } from './cache.js';
+import { inspectFile, readLocalFile } from './local-file.js';
 import { compileWasm } from './pool.js';
 import { evaluate } from './evaluate.js';
 import {
@@ -30,15 +31,16 @@ function ensureWasm() {
 }
 
 /**
- * The model for the page's backend choice: "cpu" → `Model.load`; "webgpu"/"auto" →
- * `Model.load_with_backend(bytes, backend, true)`, where Rust falls back to the CPU by itself
+ * The model for the page's backend choice: "cpu" → `Model.load_with`; "webgpu"/"auto" →
+ * `Model.load_with_backend(bytes, backend, true, maxSeqLength)`, where Rust falls back to the CPU by itself
  * (no adapter, a refused device, an architecture the GPU kernels lack) and
- * `backend_status()` says why. Errors keep the wasm API's `code`.
+ * `backend_status()` says why. `maxSeqLength`: null keeps the file's. Errors keep the wasm API's `code`.
  */
-async function loadForBackend(bytes, backend, file) {
+async function loadForBackend(bytes, backend, file, maxSeqLength) {
+  const msl = maxSeqLength ?? undefined;
   try {
-    if (backend === 'webgpu' || backend === 'auto') return await Model.load_with_backend(bytes, backend, true);
-    return Model.load(bytes);
+    if (backend === 'webgpu' || backend === 'auto') return await Model.load_with_backend(bytes, backend, true, msl);
+    return Model.load_with(bytes, msl);
   } catch (e) {
     const { code, message } = describeError(e);
     throw codedError(code, `${file} could not be loaded: ${message}`);
@@ -69,7 +71,9 @@ async function onLoad(msg) {
   await ensureWasm();
   let got;
   try {
-    got = await loadModelBytes(msg.model, msg.baseUrl, { onProgress, onNotice, signal: abort.signal });
+    got = msg.file
+      ? await readLocalFile(msg.file, msg.sha256, onProgress)
+      : await loadModelBytes(msg.model, msg.baseUrl, { onProgress, onNotice, signal: abort.signal });
   } catch (e) {
     if (isSuperseded() || (e && e.name === 'AbortError')) throw superseded();
     throw e;
@@ -78,8 +82,13 @@ async function onLoad(msg) {
   onProgress('init', 0, 1, 'steps');
   await yieldToEvents();
   const t0 = performance.now();
-  const next = await loadForBackend(got.bytes, msg.backend || 'cpu', msg.model.file);
+  const maxSeqLength = msg.file ? (msg.max_seq_length ?? null) : null;
+  const next = await loadForBackend(got.bytes, msg.backend || 'cpu', msg.file ? msg.file.name : msg.model.file, maxSeqLength);
   const info = toPlain(next.info());
+  // A local file gets an entry like the manifest's, marked `local`.
+  const entry = msg.file
+    ? { name: info.name, dtype: info.dtype, file: msg.file.name, bytes: got.bytes.length, sha256: got.sha256, local: true }
+    : msg.model;
   const init_ms = performance.now() - t0;
   if (isSuperseded()) {
     next.free();
@@ -94,14 +103,16 @@ async function onLoad(msg) {
   engine.info = info;
   if (old) exclusive(engine, () => old.free()); // after any similarity still in flight on it
   engine.bytes = got.bytes;
-  engine.entry = msg.model;
+  engine.entry = entry;
+  engine.maxSeqLength = maxSeqLength;
   dropPool(engine);
   if (engine.loadAbort === abort) engine.loadAbort = null;
   return {
     info,
     backend: next.backend,
     backend_status: backendStatus(next),
-    entry: msg.model,
+    entry,
+    max_seq_length: maxSeqLength,
     source: got.source,
     timings: { fetch_ms: got.fetch_ms, verify_ms: got.verify_ms, init_ms, total_ms: performance.now() - started },
   };
@@ -147,6 +158,10 @@ function onCancel(msg) {
 
 serve(self, {
   load: onLoad,
+  'inspect-file': async (msg) => {
+    await ensureWasm();
+    return inspectFile(msg);
+  },
   similarity: onSimilarity,
   embed: onEmbed,
   evaluate: (msg) => evaluate(engine, msg),

@@ -6,6 +6,7 @@ import { BASE_URL } from './state.js';
 import { renderBackend } from './backend.js';
 import { renderResults } from './results.js';
 import { restartEngine } from './engine.js';
+import { recordRun } from './compare.js';
 
 function setRunning(running) {
   $('cancel').disabled = !running;
@@ -75,7 +76,7 @@ export async function runBenchmark(state) {
     const value = await promise;
     state.result = {
       report: value.report, pairs_csv: value.pairs_csv, timings: value.timings, load,
-      backend_status: value.backend_status || null,
+      backend_status: value.backend_status || null, finished_at: new Date().toISOString(),
     };
     if (value.backend_status) renderBackend(value.backend_status);
     const t = value.timings;
@@ -83,6 +84,7 @@ export async function runBenchmark(state) {
       (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s` +
         (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
     renderResults(state);
+    recordRun(state, state.result);
   } catch (err) {
     if (err.code === ERR.CANCELLED) {
       setMessage(msg, err.reason === 'model-changed'

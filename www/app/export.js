@@ -3,6 +3,18 @@
 
 import { download } from './ui.js';
 
+/**
+ * Where the run's model came from: `{kind: "local file", file_name, sha256, bytes, max_seq_length}`
+ * for a file from this computer (max_seq_length: the field's value, null for the file's own), or
+ * `{kind: "site", file_name, sha256, bytes}` for a model of this site.
+ */
+export function modelSource(load) {
+  const e = load.entry;
+  const source = { kind: e.local ? 'local file' : 'site', file_name: e.file, sha256: e.sha256, bytes: e.bytes };
+  if (e.local) source.max_seq_length = load.max_seq_length ?? null;
+  return source;
+}
+
 /** sr-bench-<model>-<dtype>-<split>[-static], safe as a file name. */
 function exportBaseName(state) {
   const { report, load } = state.result;
@@ -19,6 +31,7 @@ export function exportJson(state) {
   const out = {
     ...report,
     encoder: report.encoder,
+    model_source: modelSource(load),
     backend: backendStatus && backendStatus.active === 'webgpu' ? 'webgpu' : 'cpu',
     backend_choice: state.backend,
     backend_status: backendStatus,

@@ -16,6 +16,8 @@ import { cancelBenchmark, runBenchmark } from './benchmark.js';
 import { renderPlot } from './results.js';
 import { exportCsv, exportJson } from './export.js';
 import { messageOf } from '../errors.js';
+import { setupLocalModel } from './local-model.js';
+import { setupCompare } from './compare.js';
 
 function setProjector(state, on, scroll = false) {
   document.documentElement.classList.toggle('projector', on);
@@ -24,9 +26,11 @@ function setProjector(state, on, scroll = false) {
   if (state.scatter && state.result) renderPlot(state);
 }
 
-/** A loaded (or loading) model is reloaded when the backend or the model changes. */
+/** A loaded (or loading) model is reloaded when the backend or the model changes (a file from
+ * this computer from the same File, with the same max sequence length). */
 function reloadIfEngaged(state) {
-  if (state.loaded || state.loadingKey) loadModel(state, selectedEntry(state));
+  if (state.loaded && state.loaded.local && !state.loadingKey) loadModel(state, null, state.loaded.local);
+  else if (state.loaded || state.loadingKey) loadModel(state, selectedEntry(state));
 }
 
 /** The URL changed by hand (or a link was opened in this tab): follow it. */
@@ -95,6 +99,8 @@ async function main() {
   updateVerdict($('text-a').value, $('text-b').value);
   startEngine(state);
   wire(state);
+  setupLocalModel(state);
+  setupCompare(state);
 
   updatePlayground(state);
   try {

@@ -13,6 +13,8 @@ const PHASE_TEXT = {
   download: 'Downloading',
   verify: 'Checking the sha256 fingerprint',
   init: 'Starting the model',
+  read: 'Reading the file from your computer',
+  hash: 'Computing the sha256 fingerprint',
 };
 
 export async function fetchManifest() {
@@ -103,10 +105,15 @@ function hideProgress() {
   $('model-progress-text').textContent = '';
 }
 
-/** Loads `entry` on the chosen backend (a newer load supersedes this one). */
-export async function loadModel(state, entry) {
-  if (!entry) return;
-  const key = modelKey(entry);
+/**
+ * Loads `entry` (a manifest entry) on the chosen backend, or, with `local`
+ * ({file, sha256, max_seq_length}, see local-model.js), a file from this computer.
+ * A newer load supersedes this one.
+ */
+export async function loadModel(state, entry, local = null) {
+  if (!entry && !local) return;
+  const key = local ? `local:${local.sha256}` : modelKey(entry);
+  const label = local ? `local file ${local.file.name}` : `${entry.name} (${entry.dtype})`;
   state.loadingKey = key;
   state.userEngaged = true;
   const bar = $('model-progress');
@@ -116,27 +123,34 @@ export async function loadModel(state, entry) {
   if (state.run) setMessage($('run-msg'), 'Changing the model: the running benchmark is being cancelled…', 'warning');
   bar.hidden = false;
   bar.removeAttribute('value');
-  setMessage($('model-status'), `Loading ${entry.name} (${entry.dtype})…`);
-  $('model-active').textContent = `loading ${entry.name} · ${entry.dtype}…`;
+  setMessage($('model-status'), `Loading ${label}…`);
+  $('model-active').textContent = `loading ${label}…`;
   document.body.dataset.model = 'loading';
   updateLoadButton(state);
   updatePlayground(state);
+  const request = local
+    ? { file: local.file, sha256: local.sha256, max_seq_length: local.max_seq_length, backend: state.backend }
+    : { model: entry, baseUrl: BASE_URL, backend: state.backend };
   try {
-    const value = await state.engine.call('load', { model: entry, baseUrl: BASE_URL, backend: state.backend }, {
+    const value = await state.engine.call('load', request, {
       onProgress: (m) => { if (state.loadingKey === key) showProgress(m); },
       onNotice: showNotice,
     });
     if (state.loadingKey !== key) return;
-    state.loaded = value;
+    state.loaded = { ...value, local }; // `local`: a backend change reloads the same file
     state.loadingKey = null;
     hideProgress();
     const i = value.info;
-    const from = value.source === 'cache' ? 'Taken from the browser cache' : `Downloaded (${formatBytes(entry.bytes)})`;
+    const e = value.entry;
+    const from = e.local
+      ? `Read from this computer (local file ${e.file}, ${formatBytes(e.bytes)}, sha256 ${e.sha256.slice(0, 12)}…; it never left this tab)`
+      : value.source === 'cache' ? 'Taken from the browser cache and sha256-verified' : `Downloaded (${formatBytes(e.bytes)}) and sha256-verified`;
     setMessage($('model-status'),
       `Ready: ${i.name} · ${i.dtype} · ${i.architecture}, ${i.dim}-dimensional, reads up to ${i.max_seq_length} tokens. ` +
-      `${from} and sha256-verified; ready in ${formatDuration(value.timings.total_ms)}.`);
+      `${from}; ready in ${formatDuration(value.timings.total_ms)}.`);
     $('model-status').dataset.source = value.source;
-    $('model-active').textContent = `${i.name} · ${i.dtype}`;
+    $('model-status').dataset.loadMs = String(value.timings.total_ms);
+    $('model-active').textContent = `${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`;
     renderBackend(value.backend_status);
     document.body.dataset.model = 'ready';
   } catch (err) {
@@ -144,7 +158,8 @@ export async function loadModel(state, entry) {
     state.loadingKey = null;
     hideProgress();
     document.body.dataset.model = state.loaded ? 'ready' : 'error';
-    setMessage($('model-status'), `Could not load ${entry.name} (${entry.dtype}): ${err.message}`, 'error');
+    setMessage($('model-status'), `Could not load ${label}: ${err.message}`, 'error');
+    $('model-status').dataset.code = err.code || '';
     $('model-active').textContent = state.loaded ? `${state.loaded.info.name} · ${state.loaded.info.dtype}` : 'no model loaded';
     if (err.code === ERR.ENGINE) restartEngine(state);
   } finally {

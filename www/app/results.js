@@ -3,7 +3,8 @@
 
 import { SR_FILES, DIMENSIONS } from '../protocol.js';
 import { createScatter } from '../charts.js';
-import { $, el, fmt2, fmtSigned, formatDuration, nf0, setMessage } from './ui.js';
+import { $, el, fmt2, fmtSigned, formatBytes, formatDuration, nf0, setMessage } from './ui.js';
+import { modelSource } from './export.js';
 
 /** Pairs shown in the mis-ranked list. */
 const MISRANKED_SHOWN = 10;
@@ -40,10 +41,22 @@ function resultCell(report, dim, f) {
   return td;
 }
 
+/** For a file from this computer: its name, size, sha256 and max sequence length. */
+function sourceLine(load) {
+  const src = modelSource(load);
+  if (src.kind !== 'local file') return '';
+  return `Model: local file ${src.file_name} (${formatBytes(src.bytes)}), sha256 ${src.sha256}` +
+    `, max sequence length ${load.info.max_seq_length}${src.max_seq_length ? ' (chosen)' : ' (the file’s)'}.`;
+}
+
 export function renderResults(state) {
-  const { report, timings } = state.result;
+  const { report, timings, load } = state.result;
   $('results').hidden = false;
   $('results-caption').textContent = caption(report, timings);
+  const source = $('results-source');
+  source.textContent = sourceLine(load);
+  source.hidden = !source.textContent;
+  source.dataset.sha256 = load.entry.local ? load.entry.sha256 : '';
 
   $('results-head').replaceChildren(el('th', { scope: 'col' }, 'dimension'),
     ...SR_FILES.map((f) => el('th', { scope: 'col' }, f)), el('th', { scope: 'col' }, 'avg'));

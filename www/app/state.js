@@ -28,10 +28,19 @@ export function createState() {
     urlTimer: 0,
     /** The results' scatter plot (charts.js), made on first use. */
     scatter: null,
+    /** The model file picked on this computer (local-model.js): the File and its inspection.
+     * @type {{file: File, inspected: any, sha256: string|null}|null} */
+    localFile: null,
+    /** Every finished run in this tab, oldest first (compare.js). */
+    runs: [],
+    /** The compare panel's sort (column key, descending?) and bar chart. */
+    compareSort: { key: 'relation_avg', descending: true },
+    compareChart: null,
   };
 }
 
-export const modelKey = (e) => `${e.name}@${e.dtype}`;
+/** A manifest entry's key; a local file's (`entry.local`, see local-model.js) is its sha256. */
+export const modelKey = (e) => (e.local ? `local:${e.sha256}` : `${e.name}@${e.dtype}`);
 
 /** The manifest entry chosen in the model picker, or null. */
 export function selectedEntry(state) {
