@@ -27,9 +27,11 @@
 //!   for pooling: 45 for MiniLM, all in one compute pass, **one submit and one readback per
 //!   batch** (`batch × hidden` floats).
 //! * **Buffers.** Activations (`[rows, width]` f32), the mask and the readback buffer are
-//!   kept in a reusable arena: allocated for the first batch, grown to the next power of two when a batch has
-//!   more tokens, otherwise reused; their bind groups are built once with them. Per batch only
-//!   eight 16–32-byte parameter blocks, the word rows and the mask are written.
+//!   reused across batches (a [`graph`] of recorded steps): allocated for the first batch, grown
+//!   to the next power of two when a batch has more tokens; their bind groups are built once
+//!   with them. Per batch the word rows, the mask and one buffer of parameter blocks (one
+//!   256-byte-aligned slot per dispatch, a single write) are written. Each kernel's parameters
+//!   are one `#[repr(C)]` struct ([`params`]) from which its WGSL `Params` is generated.
 //! * **Async.** Readback is asynchronous by nature ([`GpuBert::encode_async`]), while
 //!   [`EncoderBackend::encode`] is synchronous. The smallest clean bridge: the GPU encoder's
 //!   own API is `async`; natively the future is driven by `pollster` and the readback waits in
