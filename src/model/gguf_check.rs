@@ -6,20 +6,25 @@
 
 use anyhow::{bail, Result};
 
-/// GGUF value types by their on-disk code (the GGUF spec; candle reads the same).
-const U8: u32 = 0;
-const I8: u32 = 1;
-const U16: u32 = 2;
-const I16: u32 = 3;
-const U32: u32 = 4;
-const I32: u32 = 5;
-const F32: u32 = 6;
-const BOOL: u32 = 7;
+/// Bytes one metadata value takes, by its type's on-disk code (the GGUF spec; candle reads the
+/// same): u8, i8, u16, i16, u32, i32, f32, bool, string, array, u64, i64, f64 (`None`: the
+/// length follows).
+const VALUE_SIZES: [Option<u64>; 13] = [
+    Some(1),
+    Some(1),
+    Some(2),
+    Some(2),
+    Some(4),
+    Some(4),
+    Some(4),
+    Some(1),
+    None,
+    None,
+    Some(8),
+    Some(8),
+    Some(8),
+];
 const STRING: u32 = 8;
-const ARRAY: u32 = 9;
-const U64: u32 = 10;
-const I64: u32 = 11;
-const F64: u32 = 12;
 
 /// More tensors than any encoder we run has (128 layers × 16 tensors and the embeddings).
 const MAX_TENSORS: u64 = 1 << 16;
@@ -153,12 +158,13 @@ pub(super) fn check_header(bytes: &[u8], total_len: usize) -> Result<()> {
     Ok(())
 }
 
-/// `general.alignment`: an unsigned 32-bit power of two, at least 8 (candle divides by it).
+/// `general.alignment` (u8, u16, u32 or i32, the types candle reads): a power of two from 8
+/// (candle divides by it).
 fn alignment(r: &mut Reader, kind: u32) -> Result<u64> {
     let value = match kind {
-        U8 => r.take(1, "general.alignment")?[0] as u64,
-        U16 => u16::from_le_bytes(r.take(2, "general.alignment")?.try_into()?) as u64,
-        U32 | I32 => r.u32("general.alignment")? as u64,
+        0 => r.take(1, "general.alignment")?[0] as u64,
+        2 => u16::from_le_bytes(r.take(2, "general.alignment")?.try_into()?) as u64,
+        4 | 5 => r.u32("general.alignment")? as u64,
         _ => bail!("the model file is corrupt: general.alignment has value type {kind}, not u32"),
     };
     if value < 8 || !value.is_power_of_two() || value > 1 << 20 {
@@ -172,14 +178,10 @@ fn alignment(r: &mut Reader, kind: u32) -> Result<u64> {
 
 /// Bytes one value of a fixed-size type takes, `None` for strings and arrays.
 fn fixed_size(kind: u32) -> Result<Option<u64>> {
-    Ok(match kind {
-        U8 | I8 | BOOL => Some(1),
-        U16 | I16 => Some(2),
-        U32 | I32 | F32 => Some(4),
-        U64 | I64 | F64 => Some(8),
-        STRING | ARRAY => None,
-        _ => bail!("the model file is corrupt: unknown metadata value type {kind}"),
-    })
+    match VALUE_SIZES.get(kind as usize) {
+        Some(size) => Ok(*size),
+        None => bail!("the model file is corrupt: unknown metadata value type {kind}"),
+    }
 }
 
 fn skip_value(r: &mut Reader, kind: u32, depth: usize, walk: &mut Walk) -> Result<()> {
