@@ -59,22 +59,26 @@ struct Base {
     bytes: Vec<u8>,
     header_len: usize,
     length_fields: Vec<usize>,
+    /// Small u32 values: value types, dimension counts, tensor types, the alignment.
+    small_fields: Vec<usize>,
 }
 
 impl Base {
     fn new(bytes: Vec<u8>) -> Self {
         let content = Content::read(&mut Cursor::new(&bytes)).unwrap();
         let header_len = content.tensor_data_offset as usize;
+        let u64_at = |p: usize| u64::from_le_bytes(bytes[p..p + 8].try_into().unwrap());
         let length_fields = (0..header_len - 8)
-            .filter(|&p| {
-                let v = u64::from_le_bytes(bytes[p..p + 8].try_into().unwrap());
-                (1..1 << 24).contains(&v)
-            })
+            .filter(|&p| (1..1 << 26).contains(&u64_at(p)))
+            .collect();
+        let small_fields = (0..header_len - 8)
+            .filter(|&p| (1..=64).contains(&(u64_at(p) & 0xFFFF_FFFF)))
             .collect();
         Self {
             bytes,
             header_len,
             length_fields,
+            small_fields,
         }
     }
 
@@ -97,7 +101,7 @@ impl Base {
                 return;
             }
             let at = self.position(rng, len).min(len - 8);
-            match rng.below(5) {
+            match rng.below(6) {
                 0 => bytes[at] ^= 1 << rng.below(8),
                 1 => bytes[at] = [0, 0xFF, 0x7F, 0x80][rng.below(4)],
                 2 => {
@@ -120,6 +124,14 @@ impl Base {
                     let v = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
                     let inflated = [v + 1, v * 2, v << 8, v << 32, u64::MAX - v, v - 1];
                     bytes[at..at + 8].copy_from_slice(&inflated[rng.below(6)].to_le_bytes());
+                }
+                4 => {
+                    let at = self.small_fields[rng.below(self.small_fields.len())];
+                    if at + 4 > len {
+                        continue;
+                    }
+                    let v = [0, 1, 3, 5, 7, 13, 31, 33, u32::MAX][rng.below(9)];
+                    bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
                 }
                 _ => bytes.truncate(rng.below(len)),
             }
