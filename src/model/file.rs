@@ -11,7 +11,7 @@ use candle_core::Device;
 use serde::Serialize;
 
 use super::metadata::Metadata;
-use super::{llama, EncoderConfig};
+use super::{gguf_check, llama, tensor_shapes, EncoderConfig};
 use crate::error::{coded, ErrorCode, ResultExt};
 
 /// Metadata keys written by `sr-bench convert` and required when loading.
@@ -158,6 +158,7 @@ impl Header {
                 }
             );
         }
+        gguf_check::check_header(bytes, total_len)?;
         let content = Content::read(&mut Cursor::new(bytes))
             .map_err(|e| anyhow!("the model file is truncated or corrupt: {e}"))?;
         let meta = Metadata(&content.metadata);
@@ -209,6 +210,13 @@ impl Header {
         info.file_bytes = total_len;
         info.tensors = content.tensor_infos.len();
         check_tensors(&content, total_len)?;
+        tensor_shapes::check(
+            &content,
+            &info.architecture,
+            &config,
+            info.max_seq_length,
+            |hf| layout.file_name(hf),
+        )?;
         if layout == Layout::LlamaCpp {
             let probe = layout.file_name("encoder.layer.0.attention.self.query.weight");
             let weight = content

@@ -5,8 +5,10 @@
 mod config;
 mod embedder;
 mod file;
+mod gguf_check;
 mod llama;
 mod metadata;
+mod tensor_shapes;
 mod tokenizer;
 
 pub use config::EncoderConfig;

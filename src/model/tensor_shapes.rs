@@ -1,0 +1,129 @@
+//! Every tensor an encoder reads has the shape its config gives it, checked once after the
+//! header parse: a hostile file's mismatched tensor is named here instead of reaching a kernel
+//! that would index outside it.
+
+use anyhow::{bail, Result};
+use candle_core::quantized::gguf_file::Content;
+
+use super::EncoderConfig;
+
+/// The tensors an encoder of `architecture` reads, by Hugging Face name, with the shape the
+/// config gives them (`[rows, columns]` as PyTorch writes a linear layer: `[out, in]`).
+fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
+    let (h, inner) = (c.hidden_size, c.intermediate_size);
+    let mut shapes = vec![
+        (
+            "embeddings.word_embeddings.weight".to_string(),
+            vec![c.vocab_size, h],
+        ),
+        (
+            "embeddings.position_embeddings.weight".into(),
+            vec![c.max_position_embeddings, h],
+        ),
+        ("embeddings.LayerNorm.weight".into(), vec![h]),
+        ("embeddings.LayerNorm.bias".into(), vec![h]),
+    ];
+    let mpnet = architecture == "mpnet";
+    let (attention, norm) = if mpnet {
+        (
+            [
+                "attention.attn.q",
+                "attention.attn.k",
+                "attention.attn.v",
+                "attention.attn.o",
+            ],
+            "attention.LayerNorm",
+        )
+    } else {
+        (
+            [
+                "attention.self.query",
+                "attention.self.key",
+                "attention.self.value",
+                "attention.output.dense",
+            ],
+            "attention.output.LayerNorm",
+        )
+    };
+    for layer in 0..c.num_hidden_layers {
+        let p = format!("encoder.layer.{layer}");
+        let mut linear = |name: &str, out: usize, input: usize| {
+            shapes.push((format!("{p}.{name}.weight"), vec![out, input]));
+            shapes.push((format!("{p}.{name}.bias"), vec![out]));
+        };
+        for name in attention {
+            linear(name, h, h);
+        }
+        linear("intermediate.dense", inner, h);
+        linear("output.dense", h, inner);
+        for name in [norm, "output.LayerNorm"] {
+            shapes.push((format!("{p}.{name}.weight"), vec![h]));
+            shapes.push((format!("{p}.{name}.bias"), vec![h]));
+        }
+    }
+    if mpnet {
+        let buckets = c.relative_attention_num_buckets.unwrap_or(32);
+        shapes.push((
+            "encoder.relative_attention_bias.weight".into(),
+            vec![buckets, c.num_attention_heads],
+        ));
+    }
+    shapes
+}
+
+/// Every tensor the encoder of `architecture` reads has the shape `config` gives it (a missing
+/// one is named when it is read); the token type table (BERT) is `[types, hidden]`; the
+/// padding id is in the vocabulary and the sequence length within the position table.
+/// `file_name` maps a Hugging Face name to the file's own.
+pub(super) fn check(
+    content: &Content,
+    architecture: &str,
+    config: &EncoderConfig,
+    max_seq_length: usize,
+    file_name: impl Fn(&str) -> String,
+) -> Result<()> {
+    let dims_of = |hf: &str| {
+        let name = file_name(hf);
+        let dims = content
+            .tensor_infos
+            .get(&name)
+            .map(|t| t.shape.dims().to_vec());
+        (name, dims)
+    };
+    for (hf, expected) in expected_shapes(architecture, config) {
+        if let (name, Some(dims)) = dims_of(&hf) {
+            if dims != expected {
+                bail!(
+                    "the model file is corrupt: tensor '{name}' has shape {dims:?}, the config \
+                     says {expected:?}"
+                );
+            }
+        }
+    }
+    if architecture != "mpnet" {
+        if let (name, Some(dims)) = dims_of("embeddings.token_type_embeddings.weight") {
+            if dims.len() != 2 || dims[1] != config.hidden_size {
+                bail!(
+                    "the model file is corrupt: tensor '{name}' has shape {dims:?}, expected \
+                     [types, {}]",
+                    config.hidden_size
+                );
+            }
+        }
+    }
+    if config.pad_token_id >= config.vocab_size {
+        bail!(
+            "the model file is corrupt: padding token id {} is outside the vocabulary of {}",
+            config.pad_token_id,
+            config.vocab_size
+        );
+    }
+    if max_seq_length == 0 || max_seq_length > config.max_position_embeddings {
+        bail!(
+            "the model file is corrupt: max sequence length {max_seq_length} is outside \
+             1..={} (the position table)",
+            config.max_position_embeddings
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! A dropped model file is hostile: crafted files (made here from the real ones) must each fail
+//! with a JS Error carrying the right `code`, and the same wasm instance must then load the real
+//! file and score a pair as before (`wasm-pack test --headless --chrome --release --test
+//! browser_untrusted`).
+#![cfg(target_arch = "wasm32")]
+
+mod browser_common;
+mod crafted;
+
+use browser_common::fetch;
+use candle_core::quantized::gguf_file::Value;
+use sr_bench::wasm::{inspect_model, Model};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const OURS: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
+const LLAMA: &str = "/tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf";
+
+/// The `code` and `message` of the JS Error a failed call gave.
+fn code_and_message(error: JsValue) -> (String, String) {
+    let error: js_sys::Error = error.dyn_into().expect("a JS Error");
+    let code = js_sys::Reflect::get(&error, &"code".into()).unwrap();
+    (code.as_string().unwrap_or_default(), error.message().into())
+}
+
+fn score(model: &Model) -> f32 {
+    model
+        .similarity("Tom likes Mary.", "Mary is liked by Tom.")
+        .expect("a pair scores")
+}
+
+#[wasm_bindgen_test]
+async fn crafted_files_fail_with_a_code_and_the_instance_still_scores() {
+    let ours = fetch(OURS).await;
+    let llama = fetch(LLAMA).await;
+    let before = score(&Model::load(ours.clone()).expect("the real file loads"));
+
+    let query = "encoder.layer.0.attention.self.query.weight";
+    let mut huge_string = ours.clone();
+    huge_string[24..32].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
+        (
+            "alignment 0",
+            crafted::set_metadata(&ours, "general.alignment", Value::U32(0)),
+            "bad-model",
+            "general.alignment is 0",
+        ),
+        (
+            "a shape the config does not give",
+            crafted::with_tensor_dims(&ours, query, [768, 192]),
+            "bad-model",
+            "the config says [384, 384]",
+        ),
+        (
+            "a huge hidden size (ours)",
+            crafted::with_config_field(&ours, "hidden_size", 1 << 30),
+            "bad-model",
+            "hidden_size = 1073741824 is outside",
+        ),
+        (
+            "a huge hidden size (llama.cpp)",
+            crafted::set_metadata(&llama, "bert.embedding_length", Value::U32(1 << 31)),
+            "bad-model",
+            "hidden_size = 2147483648 is outside",
+        ),
+        (
+            "a tensor of 2^40 elements",
+            crafted::with_tensor_dims(&ours, query, [1 << 20, 1 << 20]),
+            "bad-model",
+            query,
+        ),
+        (
+            "a 2^60-byte metadata key",
+            huge_string,
+            "bad-model",
+            "metadata key claims 1152921504606846976 bytes",
+        ),
+        (
+            "no vocabulary (llama.cpp)",
+            crafted::drop_metadata(&llama, "tokenizer.ggml.tokens"),
+            "bad-model",
+            "missing metadata 'tokenizer.ggml.tokens'",
+        ),
+        (
+            "no tokenizer (ours)",
+            crafted::drop_metadata(&ours, "srbench.tokenizer_json"),
+            "bad-model",
+            "missing metadata 'srbench.tokenizer_json'",
+        ),
+        (
+            "an architecture we do not run",
+            crafted::set_metadata(
+                &llama,
+                "general.architecture",
+                Value::String("llama".into()),
+            ),
+            "unsupported-architecture",
+            "architecture 'llama'",
+        ),
+    ];
+    for (what, bytes, expected_code, expected_message) in cases {
+        let total = bytes.len();
+        let (code, message) = code_and_message(inspect_model(&bytes, total, None).err().unwrap());
+        assert_eq!(code, expected_code, "inspect, {what}: {message}");
+        assert!(
+            message.contains(expected_message),
+            "inspect, {what}: {message}"
+        );
+        let error = Model::load(bytes)
+            .err()
+            .unwrap_or_else(|| panic!("{what} loaded"));
+        let (code, message) = code_and_message(error);
+        assert_eq!(code, expected_code, "load, {what}: {message}");
+        assert!(
+            message.contains(expected_message),
+            "load, {what}: {message}"
+        );
+        web_sys::console::log_1(&format!("{what}: {code}: {message}").into());
+    }
+
+    // The same instance, after every failure: the real files load and score as before.
+    let after = score(&Model::load(ours).expect("the real file loads after the crafted ones"));
+    assert_eq!(before, after);
+    let llama_score = score(&Model::load(llama).expect("the llama.cpp file loads"));
+    web_sys::console::log_1(
+        &format!("pair score: {before} before, {after} after; llama.cpp file {llama_score}").into(),
+    );
+    assert!(before > 0.5 && (llama_score - before).abs() < 0.01);
+}
