@@ -309,7 +309,7 @@ fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
         intermediate_size: config.intermediate_size,
         num_attention_heads: config.num_attention_heads,
         vocab_size: config.vocab_size,
-        max_seq_length: meta.number(metadata_keys::MAX_SEQ_LENGTH)? as usize,
+        max_seq_length: meta.size(metadata_keys::MAX_SEQ_LENGTH)?,
         pooling: meta.text(metadata_keys::POOLING)?,
         normalize: meta.bool(metadata_keys::NORMALIZE).unwrap_or(false),
         source: meta.text(metadata_keys::SOURCE).unwrap_or_default(),

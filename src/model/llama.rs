@@ -51,17 +51,17 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
     }
     let config = EncoderConfig {
         vocab_size: tokens.len(),
-        hidden_size: meta.number(&key("embedding_length"))? as usize,
-        num_hidden_layers: meta.number(&key("block_count"))? as usize,
-        num_attention_heads: meta.number(&key("attention.head_count"))? as usize,
-        intermediate_size: meta.number(&key("feed_forward_length"))? as usize,
+        hidden_size: meta.size(&key("embedding_length"))?,
+        num_hidden_layers: meta.size(&key("block_count"))?,
+        num_attention_heads: meta.size(&key("attention.head_count"))?,
+        intermediate_size: meta.size(&key("feed_forward_length"))?,
         hidden_act: "gelu".into(),
-        max_position_embeddings: meta.number(&key("context_length"))? as usize,
-        type_vocab_size: meta.number("tokenizer.ggml.token_type_count").unwrap_or(2) as usize,
+        max_position_embeddings: meta.size(&key("context_length"))?,
+        type_vocab_size: meta.size("tokenizer.ggml.token_type_count").unwrap_or(2),
         layer_norm_eps: meta
             .float(&key("attention.layer_norm_epsilon"))
             .unwrap_or(1e-12),
-        pad_token_id: meta.number("tokenizer.ggml.padding_token_id").unwrap_or(0) as usize,
+        pad_token_id: meta.size("tokenizer.ggml.padding_token_id").unwrap_or(0),
         relative_attention_num_buckets: None,
     };
     config.check()?;
@@ -77,9 +77,12 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
     };
     let special = |k: &str, fallback: &str| -> Result<String> {
         match meta.number(&format!("tokenizer.ggml.{k}_token_id")) {
-            Ok(id) => tokens.get(id as usize).cloned().ok_or_else(|| {
-                anyhow!("llama.cpp file: {k} token id {id} is not in the vocabulary")
-            }),
+            Ok(id) => tokens
+                .get(usize::try_from(id).unwrap_or(usize::MAX))
+                .cloned()
+                .ok_or_else(|| {
+                    anyhow!("llama.cpp file: {k} token id {id} is not in the vocabulary")
+                }),
             Err(_) => Ok(fallback.to_string()),
         }
     };

@@ -32,6 +32,12 @@ impl Metadata<'_> {
             .map_err(|e| anyhow!("model file: metadata '{key}': {e}"))
     }
 
+    /// A count or size: refused (not truncated) when it does not fit this platform's usize.
+    pub fn size(&self, key: &str) -> Result<usize> {
+        let n = self.number(key)?;
+        usize::try_from(n).map_err(|_| anyhow!("model file: metadata '{key}' = {n} is too large"))
+    }
+
     pub fn float(&self, key: &str) -> Result<f64> {
         match self.value(key)? {
             Value::F32(v) => Ok(*v as f64),
