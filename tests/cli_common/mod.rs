@@ -1,0 +1,34 @@
+//! Shared by the CLI tests (cli_*.rs, convert_*.rs): running the binary, and scratch folders.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs the built `sr-bench`: (success, stdout, stderr). A panic fails the test whatever the
+/// exit code: bad input must end in an error message.
+pub fn sr_bench(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        .args(args)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !stderr.contains("panicked"),
+        "sr-bench {args:?} panicked: {stderr}"
+    );
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+/// A fresh folder `<prefix>-<pid>-<name>` under cargo's temp folder for tests (removed first
+/// if a run left it).
+pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
