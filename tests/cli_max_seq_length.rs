@@ -113,7 +113,7 @@ fn embed_with_256_matches_sentence_transformers_on_the_longest_text() {
     let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
     let input = serde_json::to_string(&texts).unwrap();
     let embed = |extra: &[&str]| -> Vec<Vec<f32>> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        let mut child = Command::new(cli_common::binary())
             .args(["embed", "--model", &file])
             .args(extra)
             .stdin(std::process::Stdio::piped())

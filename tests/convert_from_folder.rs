@@ -4,64 +4,19 @@
 
 mod cli_common;
 mod common;
+mod convert_common;
 
 use cli_common::sr_bench;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use candle_core::quantized::gguf_file::Content;
-use sr_bench::convert::{self, sources, ModelSource};
+use convert_common::{convert_from, edited_minilm, pooling, temp_dir, unpacked};
+use sr_bench::convert::{self, sources};
 
 const MINILM: &str = "all-MiniLM-L6-v2";
 const MPNET: &str = "all-mpnet-base-v2";
-
-fn temp_dir(name: &str) -> PathBuf {
-    cli_common::temp_dir("convert", name)
-}
-
-/// The model folder of a pinned source, unpacked from its cached wheels into cargo's temp
-/// folder for tests; kept there for later runs (an unpack is renamed into place whole).
-fn unpacked(source: &'static ModelSource) -> PathBuf {
-    static FOLDERS: OnceLock<std::sync::Mutex<BTreeMap<&'static str, PathBuf>>> = OnceLock::new();
-    let folders = FOLDERS.get_or_init(Default::default);
-    let mut folders = folders.lock().unwrap_or_else(|e| e.into_inner());
-    folders
-        .entry(source.name)
-        .or_insert_with(|| {
-            let cache = common::root().join(".cache/wheels");
-            let wheels: Vec<PathBuf> = source
-                .wheels
-                .iter()
-                .map(|w| convert::fetch_wheel(w, &cache).expect("the pinned wheel is cached"))
-                .collect();
-            let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("unpacked-wheels");
-            if kept.join(source.name).join("model.safetensors").exists() {
-                return kept.join(source.name);
-            }
-            let dir = temp_dir(&format!("unpacking-{}", source.name));
-            let folder = convert::unpack_wheels(source, &wheels, &dir).expect("the wheels unpack");
-            std::fs::create_dir_all(&kept).unwrap();
-            // Another run may have put it there meanwhile: then ours goes.
-            let _ = std::fs::rename(&folder, kept.join(source.name));
-            let _ = std::fs::remove_dir_all(&dir);
-            kept.join(source.name)
-        })
-        .clone()
-}
-
-fn convert_from(dir: &Path, out: &Path, extra: &[&str]) -> (bool, String, String) {
-    let mut args = vec![
-        "convert",
-        "--from",
-        dir.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    sr_bench(&args)
-}
 
 fn read_gguf(path: &Path) -> (Content, Vec<u8>) {
     let bytes = std::fs::read(path).unwrap();
@@ -170,138 +125,6 @@ fn mpnet_folder_converts_to_the_pinned_wheel_file() {
     let _ = std::fs::remove_dir_all(out);
 }
 
-/// A copy of the MiniLM folder (large files linked, not copied) with `edit` applied.
-fn edited_minilm(name: &str, edit: impl FnOnce(&Path)) -> PathBuf {
-    let source = unpacked(&sources::MINILM);
-    let dir = temp_dir(name).join("model");
-    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
-    for file in [
-        "config.json",
-        "tokenizer.json",
-        "modules.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-    ] {
-        std::fs::copy(source.join(file), dir.join(file)).unwrap();
-    }
-    std::os::unix::fs::symlink(
-        source.join("model.safetensors"),
-        dir.join("model.safetensors"),
-    )
-    .unwrap();
-    edit(&dir);
-    dir
-}
-
-fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    edit(&mut value);
-    std::fs::write(path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-}
-
-fn pooling(modes: &'static [&'static str]) -> impl FnOnce(&Path) {
-    move |dir| {
-        edit_json(&dir.join("1_Pooling/config.json"), |p| {
-            for key in [
-                "pooling_mode_mean_tokens",
-                "pooling_mode_cls_token",
-                "pooling_mode_max_tokens",
-            ] {
-                p[key] = false.into();
-            }
-            for mode in modes {
-                p[format!("pooling_mode_{mode}")] = true.into();
-            }
-        })
-    }
-}
-
-/// Converts an edited folder, expecting failure: the message must contain `expected`.
-fn assert_rejected(name: &str, edit: impl FnOnce(&Path), expected: &str) {
-    let dir = edited_minilm(name, edit);
-    let (ok, _, stderr) = convert_from(&dir, &dir.join("out"), &["--dtype", "f32"]);
-    assert!(!ok, "{name}: converted");
-    assert!(stderr.contains(expected), "{name}: {stderr}");
-    assert!(!dir.join("out").exists(), "{name}: wrote a file");
-    println!("{name}: {}", stderr.trim());
-    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
-}
-
-#[test]
-fn folders_that_are_not_convertible_say_what_is_missing_or_unsupported() {
-    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
-        assert_rejected(
-            &format!("missing-{file}"),
-            |dir| std::fs::remove_file(dir.join(file)).unwrap(),
-            &format!("missing {file}"),
-        );
-    }
-    let model_type = |t: &'static str| {
-        move |dir: &Path| edit_json(&dir.join("config.json"), |c| c["model_type"] = t.into())
-    };
-    assert_rejected("gpt2", model_type("gpt2"), "unsupported model_type gpt2");
-    assert_rejected(
-        "roberta",
-        model_type("roberta"),
-        "unsupported model_type roberta: its tensors are named like BERT's but its position ids",
-    );
-    assert_rejected(
-        "sqrt-len",
-        pooling(&["mean_sqrt_len_tokens"]),
-        "pooling mode mean_sqrt_len_tokens unsupported",
-    );
-    assert_rejected(
-        "mean-max",
-        pooling(&["mean_tokens", "max_tokens"]),
-        "pooling modes mean + max together unsupported",
-    );
-    assert_rejected(
-        "dense",
-        |dir| {
-            edit_json(&dir.join("modules.json"), |m| {
-                m.as_array_mut().unwrap().push(serde_json::json!(
-                    {"idx": 3, "name": "3", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
-                ))
-            })
-        },
-        "module Dense (2_Dense) is not supported",
-    );
-    assert_rejected(
-        "renamed-tensors",
-        |dir| {
-            // Same data, the layers under another name (as another architecture would have).
-            let link = dir.join("model.safetensors");
-            let bytes = std::fs::read(&link).unwrap();
-            let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-            let header = std::str::from_utf8(&bytes[8..8 + len])
-                .unwrap()
-                .replace("encoder.layer.", "transformer.block.");
-            std::fs::remove_file(&link).unwrap();
-            let mut renamed = (header.len() as u64).to_le_bytes().to_vec();
-            renamed.extend_from_slice(header.as_bytes());
-            renamed.extend_from_slice(&bytes[8 + len..]);
-            std::fs::write(&link, renamed).unwrap();
-        },
-        "safetensors tensor names not recognized for bert with 6 layers: 96 expected tensor(s) \
-         missing (first: encoder.layer.0.attention.self.query.weight), 96 unknown",
-    );
-    assert_rejected(
-        "too-long",
-        |dir| {
-            edit_json(&dir.join("sentence_bert_config.json"), |c| {
-                c["max_seq_length"] = 1000.into()
-            })
-        },
-        "max_seq_length 1000 is outside 1..=512",
-    );
-    let (ok, _, stderr) = sr_bench(&["convert", "--from", "/nonexistent-folder"]);
-    assert!(
-        !ok && stderr.contains("/nonexistent-folder is not a folder"),
-        "{stderr}"
-    );
-}
-
 /// Converts an edited folder to f32; returns the file's metadata (as Debug strings) and stderr.
 fn convert_edited(name: &str, edit: impl FnOnce(&Path)) -> (PathBuf, String) {
     let dir = edited_minilm(name, edit);
@@ -321,15 +144,38 @@ fn metadata_text(path: &Path, key: &str) -> String {
 
 #[test]
 fn pooling_and_defaults_come_from_the_folder() {
-    let (file, _) = convert_edited("cls", pooling(&["cls_token"]));
-    assert_eq!(metadata_text(&file, "srbench.pooling"), "cls");
-    let (file, _) = convert_edited("max", pooling(&["max_tokens"]));
-    assert_eq!(metadata_text(&file, "srbench.pooling"), "max");
-    if sr_bench::model::POOLINGS.contains(&"max") {
-        let model = sr_bench::model::ModelFile::from_bytes(std::fs::read(&file).unwrap()).unwrap();
-        assert_eq!(model.info.pooling, "max");
-    } else {
-        println!("max pooling: checked in the file's metadata only (the backend has no max yet)");
+    // Each mode is written, loads, and pools differently from the mean (same weights).
+    let embed = |file: &Path| {
+        let model = sr_bench::model::ModelFile::from_bytes(std::fs::read(file).unwrap()).unwrap();
+        let pooling = model.info.pooling.clone();
+        let embedder = sr_bench::backend::load_embedder(
+            std::fs::read(file).unwrap(),
+            sr_bench::backend::BackendKind::Cpu,
+        )
+        .unwrap();
+        (
+            pooling,
+            embedder
+                .embed(&["The cat chased the dog."])
+                .unwrap()
+                .remove(0),
+        )
+    };
+    let (mean_file, _) = convert_edited("mean", pooling(&["mean_tokens"]));
+    let (mean, mean_vector) = embed(&mean_file);
+    assert_eq!(mean, "mean");
+    for (name, mode, expected) in [
+        ("cls", &["cls_token"], "cls"),
+        ("max", &["max_tokens"], "max"),
+        ("last", &["lasttoken"], "last"),
+    ] {
+        let (file, _) = convert_edited(name, pooling(mode));
+        assert_eq!(metadata_text(&file, "srbench.pooling"), expected);
+        let (pooling, vector) = embed(&file);
+        assert_eq!(pooling, expected);
+        let cosine = sr_bench::model::cosine(&vector, &mean_vector);
+        println!("{expected} pooling: cosine with mean pooling {cosine:.4}");
+        assert!(cosine < 0.999, "{expected} pools like the mean: {cosine}");
     }
     let (file, stderr) = convert_edited("defaults", |dir| {
         for f in [
@@ -363,7 +209,7 @@ fn pooling_and_defaults_come_from_the_folder() {
         .as_str()
         .unwrap()
         .starts_with("local folder model; model.safetensors sha256 53aa5117"));
-    for name in ["cls", "max", "defaults"] {
+    for name in ["mean", "cls", "max", "last", "defaults"] {
         let _ = std::fs::remove_dir_all(temp_dir(name));
     }
 }

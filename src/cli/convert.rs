@@ -68,7 +68,7 @@ pub(super) fn from_folder(
         dir.display(),
         identity.name,
         settings.architecture,
-        settings.pooling,
+        settings.pooling.as_str(),
         settings.max_seq_length,
         if settings.normalize {
             ", normalized"

@@ -9,6 +9,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 
 use super::tensors::{self, TensorPlan};
+use crate::model::Pooling;
 
 /// The files conversion reads, by the name they have at the root of a sentence-transformers
 /// folder (the transformer's own files may sit in a sub-folder that `modules.json` names).
@@ -29,8 +30,8 @@ pub struct ModelFolder {
 pub struct Settings {
     /// `bert` or `mpnet` (the encoders sr-bench runs).
     pub architecture: &'static str,
-    /// `mean`, `cls`, `max` or `last` (the file's `srbench.pooling`).
-    pub pooling: &'static str,
+    /// How token vectors become the sentence vector (the file's `srbench.pooling`).
+    pub pooling: Pooling,
     /// A `Normalize` module follows the pooling.
     pub normalize: bool,
     /// Tokens a text is truncated to.
@@ -203,7 +204,7 @@ impl ModelFolder {
             Some(p) => p.mode()?,
             None => {
                 notices.push(format!("no {POOLING_CONFIG}: mean pooling"));
-                "mean"
+                Pooling::Mean
             }
         };
         let normalize = match self.json::<Vec<ModuleEntry>>(MODULES)? {
@@ -287,8 +288,8 @@ struct PoolingConfig {
 }
 
 impl PoolingConfig {
-    /// The one pooling mode set, as `srbench.pooling` spells it.
-    fn mode(&self) -> Result<&'static str> {
+    /// The one pooling mode set.
+    fn mode(&self) -> Result<Pooling> {
         let flags = [
             ("mean", self.pooling_mode_mean_tokens),
             ("cls", self.pooling_mode_cls_token),
@@ -303,7 +304,7 @@ impl PoolingConfig {
         let set: Vec<&str> = flags.iter().filter(|f| f.1).map(|f| f.0).collect();
         match set.as_slice() {
             [] => bail!("{POOLING_CONFIG}: no pooling mode is set"),
-            [mode @ ("mean" | "cls" | "max" | "last")] => Ok(mode),
+            [mode @ ("mean" | "cls" | "max" | "last")] => mode.parse(),
             [mode] => bail!("{POOLING_CONFIG}: pooling mode {mode} unsupported (supported: mean, cls, max, lasttoken)"),
             modes => bail!(
                 "{POOLING_CONFIG}: pooling modes {} together unsupported (sentence-transformers \

@@ -132,7 +132,7 @@ pub fn to_gguf(
         (keys::DTYPE, s(dtype)),
         (keys::CONFIG, s(&settings.config_json)),
         (keys::TOKENIZER, Value::String(tokenizer)),
-        (keys::POOLING, s(settings.pooling)),
+        (keys::POOLING, s(settings.pooling.as_str())),
         (keys::NORMALIZE, Value::Bool(settings.normalize)),
         (
             keys::MAX_SEQ_LENGTH,

@@ -3,14 +3,31 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
-/// Runs the built `sr-bench`: (success, stdout, stderr). A panic fails the test whatever the
-/// exit code: bad input must end in an error message.
+/// This test run's own copy of the built `sr-bench`, taken at first use: other worktrees
+/// building into the same target folder replace `target/release/sr-bench` mid-run.
+pub fn binary() -> &'static Path {
+    static COPY: OnceLock<PathBuf> = OnceLock::new();
+    COPY.get_or_init(|| {
+        // One copy per test executable (replaced whole, so a copy in use is never written).
+        let test = std::env::current_exe().unwrap();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let name = format!(
+            "sr-bench-for-{}",
+            test.file_name().unwrap().to_string_lossy()
+        );
+        let partial = dir.join(format!("{name}.{}", std::process::id()));
+        std::fs::copy(env!("CARGO_BIN_EXE_sr-bench"), &partial).expect("the binary copies");
+        std::fs::rename(&partial, dir.join(&name)).expect("the copy moves into place");
+        dir.join(name)
+    })
+}
+
+/// Runs the built `sr-bench` ([`binary`]): (success, stdout, stderr). A panic fails the test
+/// whatever the exit code: bad input must end in an error message.
 pub fn sr_bench(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
-        .args(args)
-        .output()
-        .expect("runs");
+    let out = Command::new(binary()).args(args).output().expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         !stderr.contains("panicked"),
