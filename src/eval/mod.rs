@@ -9,9 +9,11 @@
 //! - [`report`]: the JSON report, its naming ([`Report::stamp`]) and the per-pair CSV.
 //! - [`paper`]: the paper's Table 4 (`paper_table4.json`, compiled in) and reference numbers.
 //! - [`table`]: the plain-text layouts (Table 4, Czech News STS).
+//! - [`compare`]: several reports side by side (Table 4 layout, CSV).
 //! - [`czech`]: the model against a random human and the oracle bound (Sido et al.).
 //! - [`rng`]: the seeded PRNG behind the quick split and the bootstrap.
 
+pub mod compare;
 pub mod czech;
 pub mod data;
 pub mod folder;
@@ -23,6 +25,7 @@ pub mod runner;
 pub mod split;
 pub mod table;
 
+pub use compare::{compare_csv, compare_row, compare_rows, compare_table, CompareRow};
 pub use czech::{
     czech_report, oracle_mse_bound, random_human_agreement, score_model, Agreement, CzechReport,
     OracleBound,

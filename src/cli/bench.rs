@@ -1,0 +1,49 @@
+//! `sr-bench bench`: model load time and embedding throughput.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use super::{load_model, sr_files, LoadArgs};
+use crate::backend::BackendKind;
+
+/// Prints load time and embedding throughput for each model file on the same sentences.
+pub(super) fn bench(
+    models: &[PathBuf],
+    data: &Path,
+    count: usize,
+    batch_size: usize,
+    backend: BackendKind,
+    load: &LoadArgs,
+) -> Result<()> {
+    let texts = crate::eval::sentence_sample(&sr_files(data)?, count);
+    if texts.is_empty() {
+        bail!("no SR sentences found under {}", data.display());
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    println!(
+        "native {} benchmark: {} SR sentences, batch size {batch_size}",
+        backend.as_str().to_uppercase(),
+        refs.len()
+    );
+    println!(
+        "{:<36} {:>12} {:>14}",
+        "model file", "load (ms)", "sentences/s"
+    );
+    for path in models {
+        let start = Instant::now();
+        let mut embedder = load_model(path, backend, load)?;
+        let load_ms = start.elapsed().as_secs_f64() * 1e3;
+        embedder.set_batch_size(batch_size);
+        let start = Instant::now();
+        embedder.embed(&refs)?;
+        let rate = refs.len() as f64 / start.elapsed().as_secs_f64();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        println!("{name:<36} {load_ms:>12.1} {rate:>14.1}");
+    }
+    Ok(())
+}

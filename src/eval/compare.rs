@@ -1,0 +1,278 @@
+//! Several runs side by side: one row per report (as JSON, the schema of [`crate::eval::report`])
+//! in Table 4's layout: the six SR files and the average per dimension, then STS-B test.
+//! The CLI (`sr-bench compare`) prints [`compare_table`] or [`compare_csv`]; the page calls
+//! [`compare_rows`] / [`compare_csv`] through wasm for its compare view and CSV export.
+
+use anyhow::{anyhow, Context, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::eval::data::SR_FILES;
+use crate::eval::report::Dimension;
+
+/// One report's figures. Spearman ×100 as the report has them; `None` where the report has
+/// `null` (an undefined statistic) or, for a file, no cell (that file was not evaluated).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareRow {
+    /// `model · dtype · split · encoder`.
+    pub label: String,
+    pub model: String,
+    pub dtype: String,
+    /// `full` or `quick`.
+    pub split: String,
+    /// `model` or `static` (reports older than the field: `model`).
+    pub encoder: String,
+    /// Structure: Spearman per SR file in [`SR_FILES`] order, then `avg_spearman` (7 values).
+    pub structure: Vec<Option<f64>>,
+    /// Relation: the same.
+    pub relation: Vec<Option<f64>>,
+    /// `stsb_test.spearman`; `None` when STS-B test was not evaluated.
+    pub stsb_test_spearman: Option<f64>,
+}
+
+/// Follows `path` (dot-separated) from `report`; an error naming the missing field.
+fn field<'a>(report: &'a Value, path: &str) -> Result<&'a Value> {
+    path.split('.')
+        .try_fold(report, |v, key| v.get(key))
+        .ok_or_else(|| anyhow!("not an sr-bench eval report: missing field '{path}'"))
+}
+
+fn text(report: &Value, path: &str) -> Result<String> {
+    field(report, path)?
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("not an sr-bench eval report: field '{path}' is not a string"))
+}
+
+/// A number or `null` (→ `None`); anything else is an error naming the field.
+fn number(value: &Value, path: &str) -> Result<Option<f64>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Number(n) => Ok(n.as_f64()),
+        _ => Err(anyhow!(
+            "not an sr-bench eval report: field '{path}' is not a number"
+        )),
+    }
+}
+
+/// One report's row (see [`CompareRow`]); errors name the missing or mistyped field.
+pub fn compare_row(report: &Value) -> Result<CompareRow> {
+    let model = text(report, "model")?;
+    let dtype = text(report, "dtype")?;
+    let split = text(report, "split")?;
+    let encoder = match report.get("encoder") {
+        None => "model".to_string(),
+        Some(_) => text(report, "encoder")?,
+    };
+    let dimension = |dimension: Dimension| -> Result<Vec<Option<f64>>> {
+        let base = format!("results.{}", dimension.as_str());
+        let results = field(report, &base)?;
+        let mut values = SR_FILES
+            .iter()
+            .map(|file| match results.get(file) {
+                None | Some(Value::Null) => Ok(None),
+                Some(_) => {
+                    let path = format!("{base}.{file}.spearman");
+                    number(field(report, &path)?, &path)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let avg = format!("{base}.avg_spearman");
+        values.push(number(field(report, &avg)?, &avg)?);
+        Ok(values)
+    };
+    let structure = dimension(Dimension::Structure)?;
+    let relation = dimension(Dimension::Relation)?;
+    let stsb_test_spearman = match field(report, "stsb_test")? {
+        Value::Null => None,
+        _ => number(field(report, "stsb_test.spearman")?, "stsb_test.spearman")?,
+    };
+    Ok(CompareRow {
+        label: [model.as_str(), &dtype, &split, &encoder].join(" · "),
+        model,
+        dtype,
+        split,
+        encoder,
+        structure,
+        relation,
+        stsb_test_spearman,
+    })
+}
+
+/// The rows of several reports (`eval --json` files or the page's runs), in their order.
+/// An error names the report (1-based) and the missing field.
+pub fn compare_rows(reports: &[Value]) -> Result<Vec<CompareRow>> {
+    reports
+        .iter()
+        .enumerate()
+        .map(|(i, report)| compare_row(report).with_context(|| format!("report {}", i + 1)))
+        .collect()
+}
+
+/// The value columns after the label: `structure_<file>`…, `structure_avg`, the same for
+/// relation, `stsb_test_spearman`.
+fn value_columns() -> Vec<String> {
+    let mut columns = Vec::new();
+    for dimension in [Dimension::Structure, Dimension::Relation] {
+        for file in SR_FILES.iter().copied().chain(["avg"]) {
+            columns.push(format!("{}_{file}", dimension.as_str()));
+        }
+    }
+    columns.push("stsb_test_spearman".into());
+    columns
+}
+
+fn values(row: &CompareRow) -> impl Iterator<Item = Option<f64>> + '_ {
+    row.structure
+        .iter()
+        .chain(&row.relation)
+        .copied()
+        .chain([row.stsb_test_spearman])
+}
+
+/// The rows as CSV: the header `label,model,dtype,split,encoder,structure_stsb,…,
+/// structure_avg,relation_stsb,…,relation_avg,stsb_test_spearman`, one line per row, numbers
+/// as the reports have them (shortest form that reads back equal), empty where `None`.
+pub fn compare_csv(rows: &[CompareRow]) -> Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = ["label", "model", "dtype", "split", "encoder"]
+        .map(String::from)
+        .to_vec();
+    header.extend(value_columns());
+    writer.write_record(&header)?;
+    for row in rows {
+        let mut record = vec![
+            row.label.clone(),
+            row.model.clone(),
+            row.dtype.clone(),
+            row.split.clone(),
+            row.encoder.clone(),
+        ];
+        record.extend(values(row).map(|v| v.map_or(String::new(), |v| v.to_string())));
+        writer
+            .write_record(&record)
+            .context("writing the compare CSV")?;
+    }
+    let bytes = writer.into_inner().context("finishing the compare CSV")?;
+    String::from_utf8(bytes).context("the compare CSV is not UTF-8")
+}
+
+const CELL_WIDTH: usize = 10;
+
+/// The rows as text: a label column, then structure's six files and avg, relation's, and
+/// STS-B test, Spearman ×100 with 2 decimals (`-` where `None`).
+pub fn compare_table(rows: &[CompareRow]) -> String {
+    let label_width = rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .chain([6])
+        .max()
+        .unwrap_or(6)
+        + 2;
+    let group = CELL_WIDTH * (SR_FILES.len() + 1);
+    let mut out = "SR benchmark comparison: Spearman x100 of cosine vs gold in the layout of \
+                   Table 4 (Zhang et al. 2023); STS-B test Spearman last\n\n"
+        .to_string();
+    let groups = format!(
+        "{:label_width$}{:>group$}{:>group$}{:>CELL_WIDTH$}",
+        "", "structure", "relation", "STS-B"
+    );
+    out += groups.trim_end();
+    out += "\n";
+    let mut header = format!("{:<label_width$}", "report");
+    for _ in 0..2 {
+        for file in SR_FILES.iter().copied().chain(["avg"]) {
+            header += &format!("{file:>CELL_WIDTH$}");
+        }
+    }
+    header += &format!("{:>CELL_WIDTH$}", "test");
+    out += &header;
+    out += "\n";
+    for row in rows {
+        let mut line = format!("{:<label_width$}", row.label);
+        for value in values(row) {
+            let cell = value.map_or("-".to_string(), |v| format!("{v:.2}"));
+            line += &format!("{cell:>CELL_WIDTH$}");
+        }
+        out += &line;
+        out += "\n";
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(model: &str, structure_stsb: Value, stsb_test: Value) -> Value {
+        let cells = |first: Value| {
+            let mut d = serde_json::Map::new();
+            for (i, f) in SR_FILES.iter().enumerate() {
+                let v = if i == 0 {
+                    first.clone()
+                } else {
+                    json!(i as f64 + 0.25)
+                };
+                d.insert(f.to_string(), json!({"n": 3, "spearman": v}));
+            }
+            d.insert("avg_spearman".into(), json!(12.5));
+            Value::Object(d)
+        };
+        json!({"model": model, "dtype": "q8_0", "split": "quick", "encoder": "model",
+               "results": {"structure": cells(structure_stsb), "relation": cells(json!(-3.5))},
+               "stsb_test": stsb_test})
+    }
+
+    #[test]
+    fn rows_carry_every_value_and_nulls_become_none() {
+        let rows = compare_rows(&[
+            report("a", json!(17.84), json!({"spearman": 82.03})),
+            report("b", Value::Null, Value::Null),
+        ])
+        .unwrap();
+        assert_eq!(rows[0].label, "a · q8_0 · quick · model");
+        assert_eq!(
+            rows[0].structure,
+            [17.84, 1.25, 2.25, 3.25, 4.25, 5.25, 12.5].map(Some)
+        );
+        assert_eq!(rows[0].relation[0], Some(-3.5));
+        assert_eq!(rows[0].stsb_test_spearman, Some(82.03));
+        assert_eq!(
+            (rows[1].structure[0], rows[1].stsb_test_spearman),
+            (None, None)
+        );
+        let table = compare_table(&rows);
+        assert!(
+            table.contains("17.84") && table.contains("82.03"),
+            "{table}"
+        );
+        let csv = compare_csv(&rows).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("label,model,dtype,split,encoder,structure_stsb,"));
+        assert!(lines[0].ends_with(",relation_avg,stsb_test_spearman"));
+        assert!(lines[1].ends_with(",12.5,82.03"), "{}", lines[1]);
+        assert!(lines[2].contains(",quick,model,,1.25,"), "{}", lines[2]);
+    }
+
+    #[test]
+    fn errors_name_the_report_and_the_missing_field() {
+        let mut bad = report("a", json!(1.0), Value::Null);
+        bad["results"]["relation"]
+            .as_object_mut()
+            .unwrap()
+            .remove("avg_spearman");
+        let error = compare_rows(&[report("ok", json!(1.0), Value::Null), bad]).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("report 2"), "{message}");
+        assert!(
+            message.contains("missing field 'results.relation.avg_spearman'"),
+            "{message}"
+        );
+        let error = compare_row(&json!({"hello": 1})).unwrap_err();
+        assert!(format!("{error:#}").contains("missing field 'model'"));
+        let error = compare_row(&json!([1, 2])).unwrap_err();
+        assert!(format!("{error:#}").contains("missing field 'model'"));
+    }
+}

@@ -1,0 +1,51 @@
+//! Shared by the CLI tests (cli_*.rs, convert_*.rs): running the binary, and scratch folders.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// This test run's own copy of the built `sr-bench`, taken at first use: other worktrees
+/// building into the same target folder replace `target/release/sr-bench` mid-run.
+pub fn binary() -> &'static Path {
+    static COPY: OnceLock<PathBuf> = OnceLock::new();
+    COPY.get_or_init(|| {
+        // One copy per test executable (replaced whole, so a copy in use is never written).
+        let test = std::env::current_exe().unwrap();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let name = format!(
+            "sr-bench-for-{}",
+            test.file_name().unwrap().to_string_lossy()
+        );
+        let partial = dir.join(format!("{name}.{}", std::process::id()));
+        std::fs::copy(env!("CARGO_BIN_EXE_sr-bench"), &partial).expect("the binary copies");
+        std::fs::rename(&partial, dir.join(&name)).expect("the copy moves into place");
+        dir.join(name)
+    })
+}
+
+/// Runs the built `sr-bench` ([`binary`]): (success, stdout, stderr). A panic fails the test
+/// whatever the exit code: bad input must end in an error message.
+pub fn sr_bench(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(binary()).args(args).output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !stderr.contains("panicked"),
+        "sr-bench {args:?} panicked: {stderr}"
+    );
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+/// A fresh folder `<prefix>-<pid>-<name>` under cargo's temp folder for tests (removed first
+/// if a run left it).
+pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -1,0 +1,172 @@
+//! `sr-bench compare` over real `eval --split quick --json` reports (MiniLM q8_0 and f32, and
+//! the static baseline): every cell of the table and of the CSV equals the report it read.
+
+mod cli_common;
+mod common;
+
+use cli_common::sr_bench;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+const MODEL: &str = "all-MiniLM-L6-v2";
+const FILES: [&str; 6] = ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"];
+
+fn temp_dir(name: &str) -> PathBuf {
+    cli_common::temp_dir("compare", name)
+}
+
+/// `eval --split quick --json FILE` on the model file; returns the report's path.
+fn eval_report(dir: &Path, dtype: &str, baseline: &str) -> PathBuf {
+    let path = dir.join(format!("{dtype}-{baseline}.json"));
+    let model = common::model_path(MODEL, dtype);
+    let data = common::data_dir();
+    let start = std::time::Instant::now();
+    let (ok, _, stderr) = sr_bench(&[
+        "eval",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--split",
+        "quick",
+        "--baseline",
+        baseline,
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    println!(
+        "eval {dtype} {baseline}: {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    path
+}
+
+/// The values a row must show, read straight from the report: 6 files + avg per dimension,
+/// then STS-B test (None for null).
+fn expected(report: &Value) -> Vec<Option<f64>> {
+    let mut values = Vec::new();
+    for dimension in ["structure", "relation"] {
+        let results = &report["results"][dimension];
+        for file in FILES {
+            values.push(results[file]["spearman"].as_f64());
+        }
+        values.push(results["avg_spearman"].as_f64());
+    }
+    values.push(report["stsb_test"]["spearman"].as_f64());
+    values
+}
+
+fn label(report: &Value) -> String {
+    ["model", "dtype", "split", "encoder"]
+        .map(|k| report[k].as_str().unwrap().to_string())
+        .join(" · ")
+}
+
+#[test]
+fn compare_shows_every_report_cell_as_table_and_csv() {
+    let dir = temp_dir("reports");
+    let paths = [
+        eval_report(&dir, "q8_0", "model"),
+        eval_report(&dir, "f32", "model"),
+        eval_report(&dir, "q8_0", "static"),
+    ];
+    let reports: Vec<Value> = paths
+        .iter()
+        .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
+        .collect();
+    let args: Vec<&str> = paths.iter().map(|p| p.to_str().unwrap()).collect();
+
+    let (ok, table, stderr) = sr_bench(&[&["compare"], args.as_slice()].concat());
+    assert!(ok, "{stderr}");
+    println!("{table}");
+    let lines: Vec<&str> = table.lines().collect();
+    let header = lines
+        .iter()
+        .find(|l| l.starts_with("report"))
+        .expect("a header line");
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        columns,
+        [&["report"][..], &FILES, &["avg"], &FILES, &["avg", "test"]].concat()
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("structure") && l.contains("relation")));
+    for report in &reports {
+        let label = label(report);
+        let row = lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{label} ")))
+            .unwrap_or_else(|| panic!("no row for {label}"));
+        let cells: Vec<&str> = row[label.len()..].split_whitespace().collect();
+        let want: Vec<String> = expected(report)
+            .iter()
+            .map(|v| v.map_or("-".to_string(), |v| format!("{v:.2}")))
+            .collect();
+        assert_eq!(cells, want, "{label}");
+    }
+    assert!(
+        table.contains("all-MiniLM-L6-v2 (static baseline) · q8_0 · quick · static"),
+        "{table}"
+    );
+
+    let (ok, csv, stderr) = sr_bench(&[&["compare", "--csv"], args.as_slice()].concat());
+    assert!(ok, "{stderr}");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert_eq!(&header[0], "label");
+    assert_eq!(&header[5], "structure_stsb");
+    assert_eq!(&header[header.len() - 1], "stsb_test_spearman");
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), reports.len());
+    for (record, report) in records.iter().zip(&reports) {
+        assert_eq!(&record[0], label(report));
+        for (i, key) in ["model", "dtype", "split", "encoder"].iter().enumerate() {
+            assert_eq!(&record[i + 1], report[key].as_str().unwrap());
+        }
+        let values: Vec<Option<f64>> = record
+            .iter()
+            .skip(5)
+            .map(|v| (!v.is_empty()).then(|| v.parse().unwrap()))
+            .collect();
+        assert_eq!(values, expected(report), "{}", &record[0]);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_file_that_is_not_a_report_is_named_with_the_missing_field() {
+    let dir = temp_dir("bad");
+    let not_report = dir.join("manifest.json");
+    std::fs::write(&not_report, r#"{"models": []}"#).unwrap();
+    let (ok, _, stderr) = sr_bench(&["compare", not_report.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        stderr.contains(&format!(
+            "{}: not an sr-bench eval report: missing field 'model'",
+            not_report.display()
+        )),
+        "{stderr}"
+    );
+    let partial = dir.join("partial.json");
+    std::fs::write(
+        &partial,
+        r#"{"model": "m", "dtype": "f32", "split": "quick", "results": {"structure": {}}}"#,
+    )
+    .unwrap();
+    let (ok, _, stderr) = sr_bench(&["compare", partial.to_str().unwrap(), "--csv"]);
+    assert!(
+        !ok && stderr.contains("missing field 'results.structure.avg_spearman'"),
+        "{stderr}"
+    );
+    let not_json = dir.join("notes.txt");
+    std::fs::write(&not_json, "hello").unwrap();
+    let (ok, _, stderr) = sr_bench(&["compare", not_json.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("notes.txt is not JSON"), "{stderr}");
+    let (ok, _, stderr) = sr_bench(&["compare"]);
+    assert!(!ok && stderr.contains("REPORT"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
