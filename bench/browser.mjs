@@ -1,6 +1,6 @@
 // Runs www/bench.html in headless Chromium against a served site and prints its figures.
-// Usage: node bench/browser.mjs URL [sentences] [model files, comma-separated] [backends: cpu,gpu]
-// With "gpu" Chromium gets --enable-unsafe-webgpu; headless, its adapter is then SwiftShader
+// Usage: node bench/browser.mjs URL [sentences] [model files, comma-separated] [backends: cpu,webgpu]
+// With "webgpu" (or "gpu") Chromium gets --enable-unsafe-webgpu; headless, its adapter is then SwiftShader
 // (the GPU emulated on the CPU), which the table labels: those figures are not GPU speeds.
 import { chromium } from 'playwright-core';
 
@@ -9,7 +9,7 @@ if (!url) {
   console.error('usage: node bench/browser.mjs http://127.0.0.1:PORT/ [sentences] [models] [cpu,gpu]');
   process.exit(2);
 }
-const wantsGpu = backends.split(',').includes('gpu');
+const wantsGpu = backends.split(',').some((b) => b === 'webgpu' || b === 'gpu');
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
