@@ -178,12 +178,15 @@ run_tests() {
   trap 'kill $server 2>/dev/null || true' RETURN
   # What the page must show, from the CLI on the same file: the active/passive cosine and the
   # quick split's report (also read by the browser test above).
-  local cos
-  cos=$("$CLI" similarity --model "www/models/$MODEL.q8_0.gguf" "The chef cooked the meal." "The meal was cooked by the chef.")
-  node -e 'const fs = require("fs"); const [out, cos, report] = process.argv.slice(1);
-    fs.writeFileSync(out, JSON.stringify({ active_passive_cosine: Number(cos), quick_report: JSON.parse(fs.readFileSync(report, "utf8")) }));' \
-    tests/artifacts/e2e-expect.json "$cos" tests/artifacts/eval-quick.q8_0.json
-  SR_BENCH_URL="http://127.0.0.1:$port/" SR_BENCH_EXPECT=$ROOT/tests/artifacts/e2e-expect.json \
+  local pair=("The chef cooked the meal." "The meal was cooked by the chef.") cos llama
+  cos=$("$CLI" similarity --model "www/models/$MODEL.q8_0.gguf" "${pair[@]}")
+  # The same pair with the llama.cpp file dropped into the page (truncation as sentence-transformers).
+  llama=$("$CLI" similarity --model "$LLAMA_DIR/$MODEL.llamacpp.q8_0.gguf" --max-seq-length 256 "${pair[@]}")
+  node -e 'const fs = require("fs"); const [out, cos, llama, report] = process.argv.slice(1);
+    fs.writeFileSync(out, JSON.stringify({ active_passive_cosine: Number(cos), llama_active_passive_cosine: Number(llama),
+      quick_report: JSON.parse(fs.readFileSync(report, "utf8")) }));' \
+    tests/artifacts/e2e-expect.json "$cos" "$llama" tests/artifacts/eval-quick.q8_0.json
+  SR_BENCH_URL="http://127.0.0.1:$port/" SR_BENCH_EXPECT=$ROOT/tests/artifacts/e2e-expect.json SR_BENCH_CLI=$CLI \
     npm run --silent test:e2e
 }
 
