@@ -1,6 +1,7 @@
 //! `sr-bench convert --from DIR` on the two pinned models' own folders (unpacked from the
 //! cached wheels) against the pinned-wheel files in www/models; and folders that are not
 //! convertible, each with the message naming why.
+#![cfg(not(target_arch = "wasm32"))] // the converter is native only
 
 mod cli_common;
 mod common;

@@ -1,5 +1,6 @@
 //! `sr-bench convert --from DIR` on folders it cannot convert: each gets a message naming
 //! what is missing or unsupported, and no file is written.
+#![cfg(not(target_arch = "wasm32"))] // the converter is native only
 
 mod cli_common;
 mod common;
