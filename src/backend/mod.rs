@@ -5,7 +5,6 @@
 
 pub mod cpu;
 pub mod memory;
-pub mod tensor_names;
 pub mod webgpu;
 
 use anyhow::Result;

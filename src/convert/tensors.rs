@@ -21,56 +21,6 @@ pub struct TensorPlan {
 /// classification head's input), masked-LM and other task heads.
 const HEADS: &[&str] = &["pooler.", "cls.", "lm_head.", "classifier.", "qa_outputs."];
 
-/// Every tensor the encoder of `architecture` reads, for `config`'s number of layers.
-fn expected(architecture: &str, config: &EncoderConfig) -> Vec<String> {
-    let (embeddings, layer): (&[&str], &[&str]) = match architecture {
-        "mpnet" => (
-            &[
-                "embeddings.word_embeddings",
-                "embeddings.position_embeddings",
-                "encoder.relative_attention_bias",
-            ],
-            &[
-                "attention.attn.q",
-                "attention.attn.k",
-                "attention.attn.v",
-                "attention.attn.o",
-                "attention.LayerNorm",
-                "intermediate.dense",
-                "output.dense",
-                "output.LayerNorm",
-            ],
-        ),
-        _ => (
-            &[
-                "embeddings.word_embeddings",
-                "embeddings.position_embeddings",
-                "embeddings.token_type_embeddings",
-            ],
-            &[
-                "attention.self.query",
-                "attention.self.key",
-                "attention.self.value",
-                "attention.output.dense",
-                "attention.output.LayerNorm",
-                "intermediate.dense",
-                "output.dense",
-                "output.LayerNorm",
-            ],
-        ),
-    };
-    let mut names: Vec<String> = embeddings.iter().map(|e| format!("{e}.weight")).collect();
-    names.push("embeddings.LayerNorm.weight".into());
-    names.push("embeddings.LayerNorm.bias".into());
-    for i in 0..config.num_hidden_layers {
-        for part in layer {
-            names.push(format!("encoder.layer.{i}.{part}.weight"));
-            names.push(format!("encoder.layer.{i}.{part}.bias"));
-        }
-    }
-    names
-}
-
 /// Tensor names and shapes from a safetensors header (8-byte length, then JSON), without
 /// reading the data.
 pub fn header(bytes: &[u8]) -> Result<BTreeMap<String, Vec<usize>>> {
@@ -117,7 +67,8 @@ pub fn plan(architecture: &str, config: &EncoderConfig, safetensors: &[u8]) -> R
             by_name.insert(name.to_string(), stored.clone());
         }
     }
-    for name in expected(architecture, config) {
+    // The model file's own list of what an encoder reads.
+    for name in crate::model::expected_tensor_names(architecture, config) {
         match by_name.remove(&name) {
             Some(stored) => {
                 out.keep.insert(name, stored);

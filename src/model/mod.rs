@@ -8,6 +8,7 @@ mod file;
 mod gguf_check;
 mod llama;
 mod metadata;
+pub mod tensor_names;
 mod tensor_shapes;
 mod tokenizer;
 
@@ -86,6 +87,19 @@ impl std::str::FromStr for Pooling {
             ),
         }
     }
+}
+
+/// Every tensor an encoder of `architecture` reads, by Hugging Face name (what a converted file
+/// must hold; BERT's token type table included).
+pub fn expected_tensor_names(architecture: &str, config: &EncoderConfig) -> Vec<String> {
+    let mut names: Vec<String> = tensor_shapes::expected_shapes(architecture, config)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    if architecture != "mpnet" {
+        names.push(tensor_names::TOKEN_TYPE_EMBEDDINGS.into());
+    }
+    names
 }
 
 /// Cosine similarity of two vectors (0 when either is all zeros).

@@ -5,66 +5,44 @@
 use anyhow::{bail, Result};
 use candle_core::quantized::gguf_file::Content;
 
-use super::EncoderConfig;
+use super::tensor_names::{self as names, LayerNames};
+use super::{EncoderConfig, WORD_EMBEDDINGS};
 
 /// The tensors an encoder of `architecture` reads, by Hugging Face name, with the shape the
-/// config gives them (`[rows, columns]` as PyTorch writes a linear layer: `[out, in]`).
-fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
+/// config gives them (`[rows, columns]` as PyTorch writes a linear layer: `[out, in]`); the
+/// token type table (BERT) is not among them: its row count is the file's.
+pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
     let (h, inner) = (c.hidden_size, c.intermediate_size);
     let mut shapes = vec![
+        (WORD_EMBEDDINGS.to_string(), vec![c.vocab_size, h]),
         (
-            "embeddings.word_embeddings.weight".to_string(),
-            vec![c.vocab_size, h],
-        ),
-        (
-            "embeddings.position_embeddings.weight".into(),
+            names::POSITION_EMBEDDINGS.to_string(),
             vec![c.max_position_embeddings, h],
         ),
-        ("embeddings.LayerNorm.weight".into(), vec![h]),
-        ("embeddings.LayerNorm.bias".into(), vec![h]),
     ];
-    let mpnet = architecture == "mpnet";
-    let (attention, norm) = if mpnet {
-        (
-            [
-                "attention.attn.q",
-                "attention.attn.k",
-                "attention.attn.v",
-                "attention.attn.o",
-            ],
-            "attention.LayerNorm",
-        )
-    } else {
-        (
-            [
-                "attention.self.query",
-                "attention.self.key",
-                "attention.self.value",
-                "attention.output.dense",
-            ],
-            "attention.output.LayerNorm",
-        )
+    let vector = |prefix: &str, shapes: &mut Vec<(String, Vec<usize>)>| {
+        shapes.push((names::weight(prefix), vec![h]));
+        shapes.push((names::bias(prefix), vec![h]));
     };
+    vector(names::EMBEDDINGS_NORM, &mut shapes);
     for layer in 0..c.num_hidden_layers {
-        let p = format!("encoder.layer.{layer}");
-        let mut linear = |name: &str, out: usize, input: usize| {
-            shapes.push((format!("{p}.{name}.weight"), vec![out, input]));
-            shapes.push((format!("{p}.{name}.bias"), vec![out]));
+        let l = LayerNames::of(architecture, layer);
+        let mut linear = |prefix: &str, out: usize, input: usize| {
+            shapes.push((names::weight(prefix), vec![out, input]));
+            shapes.push((names::bias(prefix), vec![out]));
         };
-        for name in attention {
-            linear(name, h, h);
+        for prefix in [&l.query, &l.key, &l.value, &l.attention_out] {
+            linear(prefix, h, h);
         }
-        linear("intermediate.dense", inner, h);
-        linear("output.dense", h, inner);
-        for name in [norm, "output.LayerNorm"] {
-            shapes.push((format!("{p}.{name}.weight"), vec![h]));
-            shapes.push((format!("{p}.{name}.bias"), vec![h]));
-        }
+        linear(&l.intermediate, inner, h);
+        linear(&l.output, h, inner);
+        vector(&l.attention_norm, &mut shapes);
+        vector(&l.output_norm, &mut shapes);
     }
-    if mpnet {
+    if architecture == "mpnet" {
         let buckets = c.relative_attention_num_buckets.unwrap_or(32);
         shapes.push((
-            "encoder.relative_attention_bias.weight".into(),
+            names::RELATIVE_ATTENTION_BIAS.into(),
             vec![buckets, c.num_attention_heads],
         ));
     }
@@ -101,7 +79,7 @@ pub(super) fn check(
         }
     }
     if architecture != "mpnet" {
-        if let (name, Some(dims)) = dims_of("embeddings.token_type_embeddings.weight") {
+        if let (name, Some(dims)) = dims_of(names::TOKEN_TYPE_EMBEDDINGS) {
             if dims.len() != 2 || dims[1] != config.hidden_size {
                 bail!(
                     "the model file is corrupt: tensor '{name}' has shape {dims:?}, expected \

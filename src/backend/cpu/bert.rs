@@ -6,7 +6,7 @@ use candle_core::quantized::QMatMul;
 use candle_core::{DType, Tensor};
 
 use super::weights::{LayerNorm, Linear, Weights};
-use crate::backend::tensor_names::{self as names, LayerNames};
+use crate::model::tensor_names::{self as names, LayerNames};
 use crate::model::EncoderConfig;
 
 struct Embeddings {

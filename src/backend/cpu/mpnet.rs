@@ -16,7 +16,7 @@ use candle_core::{DType, Device, Tensor};
 
 use super::bert::Layer;
 use super::weights::{LayerNorm, Weights};
-use crate::backend::tensor_names::{self as names, LayerNames};
+use crate::model::tensor_names::{self as names, LayerNames};
 use crate::model::EncoderConfig;
 
 /// `relative_position_bucket`'s `max_distance` in Hugging Face's MPNet (not in the config).

@@ -8,7 +8,7 @@ use candle_core::{Device, Tensor};
 use super::buffers::{upload_f32, ErrorScopes};
 use super::context::GpuContext;
 use super::kernels::check_attention_shape;
-use crate::backend::tensor_names::{self as names, LayerNames};
+use crate::model::tensor_names::{self as names, LayerNames};
 use crate::model::ModelFile;
 
 pub(crate) struct Linear {

@@ -1,5 +1,5 @@
-//! The Hugging Face tensor names of the encoders' weights, spelled once for every backend
-//! (the CPU's BERT and MPNet, the GPU's BERT). The word embeddings are
+//! The Hugging Face tensor names of the encoders' weights, spelled once for the model file's
+//! checks, the converter and every backend (the CPU's BERT and MPNet, the GPU's BERT). The word embeddings are
 //! [`crate::model::WORD_EMBEDDINGS`]. Linear and LayerNorm entries are prefixes: the tensors
 //! are `<prefix>.weight` and `<prefix>.bias`.
 
@@ -52,6 +52,15 @@ impl LayerNames {
             intermediate,
             output,
             output_norm,
+        }
+    }
+
+    /// Layer `i` of `architecture` ("mpnet", else BERT's names).
+    pub fn of(architecture: &str, i: usize) -> Self {
+        if architecture == "mpnet" {
+            Self::mpnet(i)
+        } else {
+            Self::bert(i)
         }
     }
 
