@@ -3,9 +3,8 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::fetch;
+use browser_common::{fetch, fixture};
 
-use serde::Deserialize;
 use sr_bench::wasm::{Evaluation, Model};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -14,16 +13,6 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 const MODEL_URL: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
 
-#[derive(Deserialize)]
-struct Fixture {
-    items: Vec<Item>,
-}
-#[derive(Deserialize)]
-struct Item {
-    text: String,
-    embedding: Vec<f32>,
-}
-
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     sr_bench::model::cosine(a, b)
 }
@@ -31,8 +20,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 #[wasm_bindgen_test]
 async fn q8_0_in_the_browser_matches_sentence_transformers_and_the_native_cli() {
     let model = Model::load(fetch(MODEL_URL).await).expect("model loads");
-    let fixture: Fixture =
-        serde_json::from_slice(&fetch("/tests/fixtures/all-MiniLM-L6-v2.json").await).unwrap();
+    let fixture = fixture("all-MiniLM-L6-v2").await;
     let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
     let flat = model.embed(texts).expect("embed").to_vec();
     let dim = model.dim();
@@ -72,8 +60,7 @@ async fn q8_0_in_the_browser_matches_sentence_transformers_and_the_native_cli() 
 #[wasm_bindgen_test]
 async fn f32_file_in_the_browser_matches_sentence_transformers() {
     let model = Model::load(fetch("/www/models/all-MiniLM-L6-v2.f32.gguf").await).expect("loads");
-    let fixture: Fixture =
-        serde_json::from_slice(&fetch("/tests/fixtures/all-MiniLM-L6-v2.json").await).unwrap();
+    let fixture = fixture("all-MiniLM-L6-v2").await;
     let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
     let flat = model.embed(texts).expect("embed").to_vec();
     let min = fixture

@@ -4,7 +4,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::fetch;
+use browser_common::{fetch, fixture};
 
 use serde::Deserialize;
 use sr_bench::model::cosine;
@@ -14,15 +14,6 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 const MODEL_URL: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
-
-#[derive(Deserialize)]
-struct Fixture {
-    items: Vec<Item>,
-}
-#[derive(Deserialize)]
-struct Item {
-    text: String,
-}
 
 #[derive(Deserialize)]
 struct Status {
@@ -51,8 +42,7 @@ fn rows(flat: &[f32], dim: usize) -> Vec<&[f32]> {
 async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
     let gpu = gpu_model().await;
     let cpu = Model::load(fetch(MODEL_URL).await).unwrap();
-    let fixture: Fixture =
-        serde_json::from_slice(&fetch("/tests/fixtures/all-MiniLM-L6-v2.json").await).unwrap();
+    let fixture = fixture("all-MiniLM-L6-v2").await;
     // SwiftShader runs at ~0.4 sentences/s on 256-token texts: the long-text case is covered on
     // lavapipe natively; here every text up to 64 tokens.
     let texts: Vec<String> = fixture

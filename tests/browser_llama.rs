@@ -3,30 +3,18 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::fetch;
+use browser_common::{fetch, fixture};
 
-use serde::Deserialize;
 use sr_bench::wasm::Model;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-#[derive(Deserialize)]
-struct Fixture {
-    items: Vec<Item>,
-}
-#[derive(Deserialize)]
-struct Item {
-    text: String,
-    embedding: Vec<f32>,
-}
-
 /// The min cosine over the 82 reference texts of the llama.cpp file of `dtype`.
 async fn min_cosine(dtype: &str) -> f32 {
     let url = format!("/tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.{dtype}.gguf");
     let model = Model::load_with(fetch(&url).await, Some(256)).expect("the llama.cpp file loads");
-    let fixture: Fixture =
-        serde_json::from_slice(&fetch("/tests/fixtures/all-MiniLM-L6-v2.json").await).unwrap();
+    let fixture = fixture("all-MiniLM-L6-v2").await;
     let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
     let flat = model.embed(texts).expect("embed").to_vec();
     let dim = model.dim();

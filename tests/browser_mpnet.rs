@@ -8,9 +8,8 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::fetch;
+use browser_common::{fetch, fixture};
 
-use serde::Deserialize;
 use sr_bench::backend::{load_embedder, BackendKind};
 use sr_bench::model::cosine;
 use sr_bench::wasm::Model;
@@ -22,16 +21,6 @@ wasm_bindgen_test_configure!(run_in_dedicated_worker);
 const MODEL_URL: &str = "/www/models/all-mpnet-base-v2.q8_0.gguf";
 
 /// `fetch` on the worker's global scope (there is no `window` in a worker).
-#[derive(Deserialize)]
-struct Fixture {
-    items: Vec<Item>,
-}
-#[derive(Deserialize)]
-struct Item {
-    text: String,
-    embedding: Vec<f32>,
-}
-
 /// Bytes of this module's linear memory: its high-water mark (wasm memory never shrinks).
 fn wasm_memory_bytes() -> f64 {
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().dyn_into().unwrap();
@@ -57,8 +46,7 @@ async fn mpnet_q8_0_in_the_browser_matches_sentence_transformers_and_the_native_
     let model = Model::load(bytes).expect("model loads");
     let load_ms = js_sys::Date::now() - t1;
     let loaded_memory = wasm_memory_bytes();
-    let fixture: Fixture =
-        serde_json::from_slice(&fetch("/tests/fixtures/all-mpnet-base-v2.json").await).unwrap();
+    let fixture = fixture("all-mpnet-base-v2").await;
     let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
     let t2 = js_sys::Date::now();
     let flat = model.embed(texts).expect("embed").to_vec();
@@ -158,8 +146,7 @@ async fn mpnet_q8_0_wasm_memory_by_batch_size() {
     }
 
     // Worst case: every text at the 384-token limit; one batch of each size.
-    let fixture: Fixture =
-        serde_json::from_slice(&fetch("/tests/fixtures/all-mpnet-base-v2.json").await).unwrap();
+    let fixture = fixture("all-mpnet-base-v2").await;
     let longest = fixture
         .items
         .iter()

@@ -1,4 +1,7 @@
 //! Shared by the browser tests (wasm-bindgen-test in headless Chromium).
+#![allow(dead_code)]
+
+use serde::Deserialize;
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -30,4 +33,22 @@ pub async fn fetch(url: &str) -> Vec<u8> {
         .await
         .unwrap();
     js_sys::Uint8Array::new(&buffer).to_vec()
+}
+
+/// sentence-transformers' embeddings of 82 texts (tests/fixtures, copied from ../shared/reference).
+#[derive(Deserialize)]
+pub struct Fixture {
+    pub items: Vec<FixtureItem>,
+}
+
+#[derive(Deserialize)]
+pub struct FixtureItem {
+    pub text: String,
+    pub embedding: Vec<f32>,
+}
+
+/// The reference fixture of `model` (e.g. "all-MiniLM-L6-v2").
+pub async fn fixture(model: &str) -> Fixture {
+    let bytes = fetch(&format!("/tests/fixtures/{model}.json")).await;
+    serde_json::from_slice(&bytes).expect("the fixture is valid JSON")
 }
