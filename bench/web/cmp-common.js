@@ -1,8 +1,8 @@
 // Shared by the comparison pages (bench/compare-transformersjs.sh): the workload, in the same
 // order for both systems, and the scoring through our wasm Evaluation (one code path for metrics).
-import init, { Model, Evaluation, sentence_sample } from './pkg/sr_bench.js';
+import init, { Model, Evaluation, sentence_sample, inspect_model } from './pkg/sr_bench.js';
 
-export { Model };
+export { inspect_model };
 import { compileWasm } from './pool.js';
 
 export const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];

@@ -1,6 +1,6 @@
 // sr-bench on the comparison workload: a pool of Web Workers (one wasm instance + model each).
 import { EmbedPool, defaultPoolSize } from './pool.js';
-import { workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, Model } from './cmp-common.js';
+import { workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, inspect_model } from './cmp-common.js';
 
 async function run(pool, chunks) {
   const embeddings = new Array(chunks.length);
@@ -20,9 +20,8 @@ async function main() {
   say('cold load…');
   const module = await ourWasm();
   const modelBytes = await bytes(MODEL_FILE);
-  const probe = Model.load(modelBytes); // the helper's memory need comes from Rust
-  const workerBytes = probe.estimate_worker_bytes();
-  probe.free();
+  // The helper's memory need comes from Rust, from the file's header (no model built here).
+  const workerBytes = inspect_model(modelBytes.subarray(0, 16 << 20), modelBytes.length).worker_bytes;
   const size = Number(params.get('workers')) || defaultPoolSize(workerBytes);
   const pool = await EmbedPool.start({ size, module, bytes: modelBytes, workerUrl: new URL('./embed-worker.js', import.meta.url) });
   const loadMs = performance.now() - t0;
