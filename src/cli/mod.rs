@@ -1,5 +1,7 @@
 //! The native command line: a thin front end over `convert`, `model` and `eval`.
 
+mod explain;
+mod probe;
 mod serve;
 
 use std::io::Read;
@@ -117,6 +119,10 @@ enum Command {
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
     },
+    /// Why a pair scores what it scores: token-pair contributions (mean pooling) or token cosines.
+    Explain(explain::ExplainArgs),
+    /// Probes: Spearman per layer, or with sentence 2's words shuffled.
+    Probe(probe::ProbeArgs),
     /// Serve a folder over HTTP on 127.0.0.1 (correct MIME types, CSP, cross-origin isolation).
     Serve {
         /// Folder to serve.
@@ -276,6 +282,8 @@ fn run(cli: Cli) -> Result<()> {
                 crate::eval::format_czech(czech)
             );
         }
+        Command::Explain(args) => explain::run(args)?,
+        Command::Probe(args) => probe::run(args)?,
         Command::Serve { dir, port } => serve::serve(&dir, port)?,
         Command::Bench {
             models,

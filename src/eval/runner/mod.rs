@@ -29,6 +29,8 @@ use serde::Serialize;
 
 pub use plan::EvalPlan;
 pub use run::{run, EvalRun};
+/// The runner's pair cosine (f64), shared with the probes so their scores match its own.
+pub(crate) use score::cosine as cosine64;
 
 /// Implemented by the model layer. Embeddings are L2-normalised.
 pub trait SentenceEncoder {
