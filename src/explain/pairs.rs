@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::eval::metrics::{pearson, round_to, spearman};
 use crate::eval::rng::fnv1a;
-use crate::eval::{Dimension, Split, SrFile, StsFile, SR_FILES};
+use crate::eval::{Dimension, Split, SrFile, StsFile};
 
 /// Pairs per chunk (a chunk holds at most twice as many sentences).
 pub const CHUNK_PAIRS: usize = 64;
@@ -57,19 +57,7 @@ pub struct GroupScores {
 impl ProbePairs {
     /// SR files may be any subset of [`SR_FILES`] (unknown or repeated names are errors).
     pub fn new(mut sr_files: Vec<SrFile>, stsb: Option<StsFile>, split: Split) -> Result<Self> {
-        for (i, file) in sr_files.iter().enumerate() {
-            if !SR_FILES.contains(&file.name.as_str()) {
-                bail!(
-                    "unknown SR file '{}': expected one of {}",
-                    file.name,
-                    SR_FILES.join(", ")
-                );
-            }
-            if sr_files[..i].iter().any(|other| other.name == file.name) {
-                bail!("SR file '{}' given twice", file.name);
-            }
-        }
-        sr_files.sort_by_key(|file| SR_FILES.iter().position(|name| *name == file.name));
+        crate::eval::runner::sort_sr_files(&mut sr_files)?;
         let total_rows: usize = sr_files.iter().map(|file| file.rows.len()).sum();
         let mut pairs = Vec::new();
         for (index, file) in sr_files.iter().enumerate() {

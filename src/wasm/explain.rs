@@ -3,6 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::evaluation::{parse_sr_file, parse_stsb_test};
 use super::{js_error, js_error_of, to_js, Model};
 use crate::error::{ErrorCode, ResultExt};
 use crate::eval::{self, Split};
@@ -110,19 +111,13 @@ impl Probe {
     /// Adds one SR CSV (`name` one of stsb, sickr, askubuntu, cqa, twitter, biosses); none for
     /// an STS-B-only shuffle probe.
     pub fn add_sr_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
-        let file = eval::parse_sr(name, bytes)
-            .code(ErrorCode::Data)
-            .map_err(js_error)?;
-        self.sr_files.push(file);
+        self.sr_files.push(parse_sr_file(name, bytes)?);
         Ok(())
     }
 
     /// Sets the STS-B test CSV.
     pub fn set_stsb_test(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
-        let file = eval::parse_stsb("stsb-en-test.csv", bytes)
-            .code(ErrorCode::Data)
-            .map_err(js_error)?;
-        self.stsb_test = Some(file);
+        self.stsb_test = Some(parse_stsb_test(bytes)?);
         Ok(())
     }
 

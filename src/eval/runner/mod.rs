@@ -27,6 +27,7 @@ use std::fmt;
 use anyhow::Result;
 use serde::Serialize;
 
+pub(crate) use plan::sort_sr_files;
 pub use plan::EvalPlan;
 pub use run::{run, EvalRun};
 /// The runner's pair cosine (f64), shared with the probes so their scores match its own.
