@@ -95,7 +95,12 @@ pub fn run(args: ProbeArgs) -> Result<()> {
             let embedder = load_model(&common.model, common.backend)?;
             let (files, split) = match sr.as_str() {
                 "none" => (Vec::new(), Split::Quick),
-                other => (sr_files(&common.data)?, other.parse::<Split>()?),
+                other => {
+                    let split = other
+                        .parse::<Split>()
+                        .context("--sr: quick, full or none")?;
+                    (sr_files(&common.data)?, split)
+                }
             };
             let pairs = ProbePairs::new(files, Some(stsb(&common.data)?), split)?;
             let mut probe = ShuffleProbe::new(pairs, seeds)?;
