@@ -253,3 +253,73 @@ impl ChunkedValues {
 pub fn cosine64(a: &[f32], b: &[f32]) -> f64 {
     crate::eval::runner::cosine64(a, b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::runner::testing::{fake_report, six_varied_files, varied_stsb, FakeEncoder};
+
+    fn pairs() -> ProbePairs {
+        ProbePairs::new(six_varied_files(), Some(varied_stsb(50)), Split::Full).unwrap()
+    }
+
+    #[test]
+    fn chunks_cover_the_pairs_and_keep_a_row_together() {
+        let pairs = pairs();
+        let chunks = pairs.chunks();
+        assert_eq!(chunks.first().unwrap().start, 0);
+        assert_eq!(chunks.last().unwrap().end, pairs.pairs.len());
+        for (chunk, next) in chunks.iter().zip(&chunks[1..]) {
+            assert_eq!(chunk.end, next.start);
+            assert!(chunk.len() <= CHUNK_PAIRS + 1);
+            let (last, first) = (&pairs.pairs[chunk.end - 1], &pairs.pairs[next.start]);
+            assert_ne!(last.left, first.left, "a row's pairs stay in one chunk");
+        }
+    }
+
+    #[test]
+    fn scores_match_the_benchmark_runner() {
+        let pairs = pairs();
+        let cosines: Vec<f64> = pairs
+            .pairs
+            .iter()
+            .map(|p| {
+                cosine64(
+                    &FakeEncoder::vector(&p.left),
+                    &FakeEncoder::vector(&p.right),
+                )
+            })
+            .collect();
+        let scores = pairs.scores(&cosines);
+        let report = fake_report(six_varied_files(), Some(varied_stsb(50)));
+        assert_eq!(
+            scores.structure_avg,
+            Some(report.results.structure.avg_spearman)
+        );
+        assert_eq!(
+            scores.relation_avg,
+            Some(report.results.relation.avg_spearman)
+        );
+        let stsb = report.stsb_test.unwrap();
+        assert_eq!(scores.stsb_test, Some(stsb.spearman));
+        assert_eq!(scores.stsb_test_pearson, Some(stsb.pearson));
+    }
+
+    #[test]
+    fn chunked_values_reject_uneven_or_undefined_rows() {
+        let mut values = ChunkedValues::new(pairs());
+        let err = values
+            .step(|chunk| Ok(vec![vec![0.5]; chunk.len() - 1]))
+            .unwrap_err();
+        assert!(err.to_string().contains("uneven"), "{err}");
+        let err = values
+            .step(|chunk| Ok(vec![vec![f64::NAN]; chunk.len()]))
+            .unwrap_err();
+        assert!(err.to_string().contains("undefined"), "{err}");
+        let progress = values
+            .step(|chunk| Ok(vec![vec![0.5, 0.25]; chunk.len()]))
+            .unwrap();
+        assert!(progress.done > 0 && progress.done < progress.total);
+        assert_eq!(values.width(), 2);
+    }
+}
