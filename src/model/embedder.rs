@@ -161,17 +161,7 @@ impl Embedder {
                 Wait::Block => self.backend.encode(&batch)?,
                 Wait::Await => self.backend.encode_async(&batch).await?,
             };
-            if vectors.len() != indices.len() {
-                bail!(
-                    "the {} backend returned {} embeddings for a batch of {}",
-                    self.backend.name(),
-                    vectors.len(),
-                    indices.len()
-                );
-            }
-            for (i, v) in indices.into_iter().zip(vectors) {
-                out[i] = v;
-            }
+            self.place(&mut out, indices, vectors)?;
         }
         Ok(out)
     }
@@ -222,20 +212,25 @@ impl Embedder {
     ) -> Result<Vec<T>> {
         let mut out = vec![T::default(); texts.len()];
         for (indices, batch) in plan_batches(&self.tokenizer, texts, self.batching)? {
-            let rows = run(&batch)?;
-            if rows.len() != indices.len() {
-                bail!(
-                    "the {} backend returned {} rows for a batch of {}",
-                    self.backend.name(),
-                    rows.len(),
-                    indices.len()
-                );
-            }
-            for (i, row) in indices.into_iter().zip(rows) {
-                out[i] = row;
-            }
+            self.place(&mut out, indices, run(&batch)?)?;
         }
         Ok(out)
+    }
+
+    /// Puts a batch's rows (one per text, in batch order) at their texts' input positions.
+    fn place<T>(&self, out: &mut [T], indices: Vec<usize>, rows: Vec<T>) -> Result<()> {
+        if rows.len() != indices.len() {
+            bail!(
+                "the {} backend returned {} embeddings for a batch of {}",
+                self.backend.name(),
+                rows.len(),
+                indices.len()
+            );
+        }
+        for (i, row) in indices.into_iter().zip(rows) {
+            out[i] = row;
+        }
+        Ok(())
     }
 
     /// Token count including special tokens, after truncation (the batching key).
