@@ -96,7 +96,7 @@ impl LayerProbe {
         })
     }
 
-    /// The report; `model` and `dtype` name the model.
+    /// The report, named after `embedder`'s model and dtype (the one the steps used).
     pub fn finish(self, embedder: &Embedder) -> Result<LayerReport> {
         if !self.is_done() {
             let p = self.progress();
