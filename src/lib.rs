@@ -6,6 +6,7 @@
 //!   via wgpu) and owns backend selection ([`backend::BackendStatus`]).
 //! - [`scoring`]: a model (or its syntax-blind baseline) as the benchmark's encoder: the one
 //!   place where `model` meets `eval`.
+//! - [`explain`]: token-pair contributions, word-order probes, the layer probe (model + eval).
 //! - [`error`]: error codes chosen where a failure happens, handed to the page.
 //! - [`eval`]: datasets, metrics and the benchmark runner — pure Rust, parses bytes, no I/O.
 //! - `wasm` (wasm32 only): the thin wasm-bindgen layer the web app calls.
@@ -14,6 +15,7 @@
 pub mod backend;
 pub mod error;
 pub mod eval;
+pub mod explain;
 pub mod model;
 pub mod scoring;
 

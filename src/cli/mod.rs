@@ -3,6 +3,8 @@
 mod bench;
 mod compare;
 mod convert;
+mod explain;
+mod probe;
 mod serve;
 
 use std::io::Read;
@@ -139,6 +141,10 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// Why a pair scores what it scores: token-pair contributions (mean pooling) or token cosines.
+    Explain(explain::ExplainArgs),
+    /// Probes: Spearman per layer, or with sentence 2's words shuffled.
+    Probe(probe::ProbeArgs),
     /// Serve a folder over HTTP on 127.0.0.1 (correct MIME types, CSP, cross-origin isolation).
     Serve {
         /// Folder to serve.
@@ -182,7 +188,7 @@ enum Command {
 
 /// How a model file is loaded (every command that embeds takes these).
 #[derive(clap::Args)]
-struct LoadArgs {
+pub(crate) struct LoadArgs {
     /// Truncate texts at N tokens instead of the model file's max_seq_length (N from 1 up to
     /// the model's position table). llama.cpp files record only the table's size (512 for
     /// MiniLM); 256 is sentence-transformers' value for MiniLM.
@@ -310,6 +316,8 @@ fn run(cli: Cli) -> Result<()> {
                 crate::eval::format_czech(czech)
             );
         }
+        Command::Explain(args) => explain::run(args)?,
+        Command::Probe(args) => probe::run(args)?,
         Command::Serve { dir, port } => serve::serve(&dir, port)?,
         Command::Bench {
             models,

@@ -161,17 +161,7 @@ impl Embedder {
                 Wait::Block => self.backend.encode(&batch)?,
                 Wait::Await => self.backend.encode_async(&batch).await?,
             };
-            if vectors.len() != indices.len() {
-                bail!(
-                    "the {} backend returned {} embeddings for a batch of {}",
-                    self.backend.name(),
-                    vectors.len(),
-                    indices.len()
-                );
-            }
-            for (i, v) in indices.into_iter().zip(vectors) {
-                out[i] = v;
-            }
+            self.place(&mut out, indices, vectors)?;
         }
         Ok(out)
     }
@@ -192,6 +182,55 @@ impl Embedder {
                 Ok(mean)
             })
             .collect()
+    }
+
+    /// Per text, the last layer's token vectors over its mask (special tokens included),
+    /// batched as [`Self::embed`] batches. The backend must provide them (the CPU does).
+    pub fn token_states(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
+        self.per_text(texts, |batch| self.backend.token_states(batch))
+    }
+
+    /// Per text, per layer (0 = the embedding output), the sentence vector pooled as the
+    /// model pools, L2-normalised: the last layer's is [`Self::embed`]'s. One forward pass.
+    pub fn embed_layers(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
+        self.per_text(texts, |batch| self.backend.encode_layers(batch))
+    }
+
+    /// The static token vectors of a text's tokens (no special tokens): the baseline's.
+    pub fn static_token_vectors(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.tokens.rows(ids)
+    }
+
+    /// Runs `run` on the length-sorted batches of `texts`; its rows back in input order.
+    fn per_text<T: Default + Clone>(
+        &self,
+        texts: &[&str],
+        run: impl Fn(&TokenBatch) -> Result<Vec<T>>,
+    ) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); texts.len()];
+        for (indices, batch) in plan_batches(&self.tokenizer, texts, self.batching)? {
+            self.place(&mut out, indices, run(&batch)?)?;
+        }
+        Ok(out)
+    }
+
+    /// Puts a batch's rows (one per text, in batch order) at their texts' input positions.
+    fn place<T>(&self, out: &mut [T], indices: Vec<usize>, rows: Vec<T>) -> Result<()> {
+        if rows.len() != indices.len() {
+            bail!(
+                "the {} backend returned {} embeddings for a batch of {}",
+                self.backend.name(),
+                rows.len(),
+                indices.len()
+            );
+        }
+        for (i, row) in indices.into_iter().zip(rows) {
+            out[i] = row;
+        }
+        Ok(())
     }
 
     /// Token count including special tokens, after truncation (the batching key).

@@ -17,7 +17,7 @@ pub use embedder::{
     plan_batches, Batching, Embedder, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
 };
 pub use file::{metadata_keys, LoadOptions, ModelFile, ModelInfo, FORMAT_VERSION};
-pub use tokenizer::{TextTokenizer, TokenBatch};
+pub use tokenizer::{Pieces, TextTokenizer, TokenBatch};
 
 /// What [`EncoderBackend::encode_async`] returns.
 pub type EncodeFuture<'a> =
@@ -37,12 +37,32 @@ pub trait EncoderBackend {
     }
     /// Where batches run now: "cpu" or "webgpu".
     fn name(&self) -> &'static str;
+    /// Optional (the explainers): per row, the last layer's token vectors over the mask (one
+    /// vector per real token, special tokens included, in order).
+    fn token_states(&self, _batch: &TokenBatch) -> anyhow::Result<Vec<Vec<Vec<f32>>>> {
+        Err(unsupported(self.name(), "token states"))
+    }
+    /// Optional (the layer probe): per row, per layer (0 = the embedding output, then each
+    /// layer), the sentence vector pooled as the model pools and L2-normalised.
+    fn encode_layers(&self, _batch: &TokenBatch) -> anyhow::Result<Vec<Vec<Vec<f32>>>> {
+        Err(unsupported(self.name(), "per-layer embeddings"))
+    }
+}
+
+/// The error of an optional [`EncoderBackend`] capability a backend does not have.
+fn unsupported(backend: &str, what: &str) -> anyhow::Error {
+    crate::error::coded(
+        crate::error::ErrorCode::BadRequest,
+        format!("the {backend} backend does not provide {what}"),
+    )
 }
 
 /// The model's static input token table: all the syntax-blind baseline uses.
 pub trait TokenTable {
     /// The mean of the rows of `ids` (not normalised); `ids` is not empty.
     fn mean_row(&self, ids: &[u32]) -> anyhow::Result<Vec<f32>>;
+    /// The rows of `ids`, in order (the baseline's token vectors).
+    fn rows(&self, ids: &[u32]) -> anyhow::Result<Vec<Vec<f32>>>;
 }
 
 /// How a sentence vector is made from the last layer's token vectors (over the attention

@@ -42,6 +42,15 @@ impl TokenBatch {
     }
 }
 
+/// One text's tokens: ids, the tokenizer's labels (`##ing`, `[CLS]`), and per token its word
+/// (the pre-tokenizer's word index and the whole word's text), `None` for special tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pieces {
+    pub ids: Vec<u32>,
+    pub tokens: Vec<String>,
+    pub words: Vec<Option<(u32, String)>>,
+}
+
 /// The model's tokenizer with padding switched off and truncation at `max_seq_length`.
 pub struct TextTokenizer {
     inner: Tokenizer,
@@ -85,6 +94,38 @@ impl TextTokenizer {
             )
         })?;
         Ok(encoding.get_ids().to_vec())
+    }
+
+    /// One text's tokens with their labels and words, special tokens included or not (the ids
+    /// are [`Self::encode`]'s; byte offsets are tracked here, which `encode_fast` skips).
+    pub fn encode_pieces(&self, text: &str, special_tokens: bool) -> Result<Pieces> {
+        let encoding = self.inner.encode(text, special_tokens).map_err(|e| {
+            anyhow!(
+                "tokenizer failed on a text of {} characters: {e}",
+                text.chars().count()
+            )
+        })?;
+        let special = encoding.get_special_tokens_mask();
+        let word_ids: Vec<Option<u32>> = (0..encoding.len())
+            .map(|i| encoding.get_word_ids()[i].filter(|_| special.get(i) != Some(&1)))
+            .collect();
+        // A word's text: from its first piece's start to its last piece's end (byte offsets).
+        let span = |word: u32| {
+            let offsets = word_ids
+                .iter()
+                .zip(encoding.get_offsets())
+                .filter(|(w, _)| **w == Some(word))
+                .map(|(_, &offset)| offset);
+            let start = offsets.clone().map(|o| o.0).min().unwrap_or(0);
+            let end = offsets.map(|o| o.1).max().unwrap_or(0);
+            text.get(start..end).unwrap_or("").to_string()
+        };
+        let words = word_ids.iter().map(|w| w.map(|w| (w, span(w)))).collect();
+        Ok(Pieces {
+            ids: encoding.get_ids().to_vec(),
+            tokens: encoding.get_tokens().to_vec(),
+            words,
+        })
     }
 
     pub fn pad_id(&self) -> u32 {

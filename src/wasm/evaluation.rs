@@ -48,19 +48,13 @@ impl Evaluation {
 
     /// Adds one SR CSV (`name` one of stsb, sickr, askubuntu, cqa, twitter, biosses).
     pub fn add_sr_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
-        let file = eval::parse_sr(name, bytes)
-            .code(ErrorCode::Data)
-            .map_err(js_error)?;
-        self.sr_files.push(file);
+        self.sr_files.push(parse_sr_file(name, bytes)?);
         Ok(())
     }
 
     /// Sets the STS-B test CSV (scored alongside SR).
     pub fn set_stsb_test(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
-        let file = eval::parse_stsb("stsb-en-test.csv", bytes)
-            .code(ErrorCode::Data)
-            .map_err(js_error)?;
-        self.stsb_test = Some(file);
+        self.stsb_test = Some(parse_stsb_test(bytes)?);
         Ok(())
     }
 
@@ -149,6 +143,20 @@ impl Evaluation {
         let json = serde_json::to_value(&report).map_err(|e| js_error_of(ErrorCode::Engine, e))?;
         to_js(&json)
     }
+}
+
+/// One SR CSV for a run (`name` one of stsb, sickr, askubuntu, cqa, twitter, biosses).
+pub(super) fn parse_sr_file(name: &str, bytes: &[u8]) -> Result<eval::SrFile, JsValue> {
+    eval::parse_sr(name, bytes)
+        .code(ErrorCode::Data)
+        .map_err(js_error)
+}
+
+/// The STS-B test CSV for a run.
+pub(super) fn parse_stsb_test(bytes: &[u8]) -> Result<eval::StsFile, JsValue> {
+    eval::parse_stsb("stsb-en-test.csv", bytes)
+        .code(ErrorCode::Data)
+        .map_err(js_error)
 }
 
 /// The per-pair CSV of a report (`file,dimension,line,sentence1,sentence2,gold,cosine`).

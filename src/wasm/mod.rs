@@ -4,9 +4,11 @@
 //! the boundary.
 
 mod evaluation;
+mod explain;
 mod model;
 
 pub use evaluation::{pairs_csv, sentence_sample, Evaluation};
+pub use explain::{reverse_words, shuffle_words, swap_words, Probe};
 pub use model::{estimate_worker_bytes, inspect_model, Model};
 
 use js_sys::{Float32Array, Reflect};

@@ -6,6 +6,7 @@ use candle_core::quantized::QMatMul;
 use candle_core::{DType, Tensor};
 
 use super::weights::{LayerNorm, Linear, Weights};
+use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, LayerNames};
 use crate::model::EncoderConfig;
 
@@ -72,8 +73,8 @@ impl Bert {
         })
     }
 
-    /// Last hidden states `[batch, seq, hidden]`.
-    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    /// Last hidden states `[batch, seq, hidden]`; `visit` sees every layer's (0 = embeddings).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor, visit: LayerVisitor) -> Result<Tensor> {
         let (b, t) = ids.dims2()?;
         let e = &self.embeddings;
         let x = e.words.embedding(ids)?;
@@ -81,10 +82,12 @@ impl Bert {
             .broadcast_add(&e.positions.narrow(0, 0, t)?)?
             .broadcast_add(&e.token_type0)?;
         let mut x = e.norm.forward(&x)?;
+        visit(0, &x)?;
         // Additive mask [batch, 1, 1, seq]: 0 for tokens, a large negative for padding.
         let bias = ((mask.to_dtype(DType::F32)? - 1.0)? * 1e9)?.reshape((b, 1, 1, t))?;
-        for layer in &self.layers {
+        for (i, layer) in self.layers.iter().enumerate() {
             x = self.layer_forward(layer, &x, &bias)?;
+            visit(i + 1, &x)?;
         }
         Ok(x)
     }
@@ -111,7 +114,7 @@ impl Bert {
 }
 
 impl super::Transformer for Bert {
-    fn hidden_states(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
-        self.forward(ids, mask)
+    fn visit_layers(&self, ids: &Tensor, mask: &Tensor, visit: LayerVisitor) -> Result<Tensor> {
+        self.forward(ids, mask, visit)
     }
 }

@@ -52,6 +52,14 @@ impl TokenTable for StaticTable {
         let rows = self.0.embedding(&ids)?;
         rows.mean(0)?.to_vec1::<f32>().context("static embedding")
     }
+
+    fn rows(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>> {
+        let ids = Tensor::new(ids, &Device::Cpu)?;
+        self.0
+            .embedding(&ids)?
+            .to_vec2::<f32>()
+            .context("static token vectors")
+    }
 }
 
 /// Builds the CPU encoder for the file's architecture.
@@ -101,10 +109,21 @@ fn build(
     }
 }
 
-/// An architecture's layers on the CPU: token ids and mask (`[batch, seq]`) → the last
-/// layer's hidden states (`[batch, seq, hidden]`).
+/// Sees each layer's hidden states `[batch, seq, hidden]` as a forward pass makes them:
+/// layer 0 is the embedding output, layer `i` the output of encoder layer `i`.
+type LayerVisitor<'a> = &'a mut dyn FnMut(usize, &Tensor) -> Result<()>;
+
+/// An architecture's layers on the CPU: token ids and mask (`[batch, seq]`) → hidden states
+/// (`[batch, seq, hidden]`).
 trait Transformer {
-    fn hidden_states(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor>;
+    /// Runs every layer, showing each one's states to `visit` (which keeps what it needs:
+    /// no layer is kept here), and returns the last layer's.
+    fn visit_layers(&self, ids: &Tensor, mask: &Tensor, visit: LayerVisitor) -> Result<Tensor>;
+
+    /// The last layer's hidden states.
+    fn hidden_states(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        self.visit_layers(ids, mask, &mut |_, _| Ok(()))
+    }
 }
 
 /// A transformer with the model's pooling: the CPU [`EncoderBackend`].
@@ -113,17 +132,49 @@ struct CpuEncoder<T> {
     pooling: Pooling,
 }
 
+/// A batch's ids and mask as `[batch, seq]` tensors.
+fn batch_tensors(batch: &TokenBatch) -> Result<(Tensor, Tensor)> {
+    let shape = (batch.batch, batch.seq_len);
+    let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
+    let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
+    Ok((ids, mask))
+}
+
 impl<T: Transformer> EncoderBackend for CpuEncoder<T> {
     fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
-        let shape = (batch.batch, batch.seq_len);
-        let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
-        let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
+        let (ids, mask) = batch_tensors(batch)?;
         let hidden = self.transformer.hidden_states(&ids, &mask)?;
         pooling::pool_normalize(&hidden, &mask, self.pooling)
     }
 
     fn name(&self) -> &'static str {
         "cpu"
+    }
+
+    fn token_states(&self, batch: &TokenBatch) -> Result<Vec<Vec<Vec<f32>>>> {
+        let (ids, mask) = batch_tensors(batch)?;
+        let hidden: Vec<Vec<Vec<f32>>> = self.transformer.hidden_states(&ids, &mask)?.to_vec3()?;
+        Ok(hidden
+            .into_iter()
+            .enumerate()
+            .map(|(row, mut tokens)| {
+                tokens.truncate(batch.row_len(row));
+                tokens
+            })
+            .collect())
+    }
+
+    fn encode_layers(&self, batch: &TokenBatch) -> Result<Vec<Vec<Vec<f32>>>> {
+        let (ids, mask) = batch_tensors(batch)?;
+        let mut rows = vec![Vec::new(); batch.batch];
+        // Each layer is pooled as it is made: only `batch × layers` vectors are kept.
+        self.transformer
+            .visit_layers(&ids, &mask, &mut |_, states| {
+                let pooled = pooling::pool_normalize(states, &mask, self.pooling)?;
+                rows.iter_mut().zip(pooled).for_each(|(row, v)| row.push(v));
+                Ok(())
+            })?;
+        Ok(rows)
     }
 }
 

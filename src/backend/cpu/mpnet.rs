@@ -16,6 +16,7 @@ use candle_core::{DType, Device, Tensor};
 
 use super::bert::Layer;
 use super::weights::{LayerNorm, Weights};
+use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, LayerNames};
 use crate::model::EncoderConfig;
 
@@ -149,8 +150,8 @@ impl MpNet {
             .unsqueeze(0)?)
     }
 
-    /// Last hidden states `[batch, seq, hidden]`.
-    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    /// Last hidden states `[batch, seq, hidden]`; `visit` sees every layer's (0 = embeddings).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor, visit: LayerVisitor) -> Result<Tensor> {
         let (b, t) = ids.dims2()?;
         let e = &self.embeddings;
         let positions = self.position_ids(ids)?.flatten_all()?;
@@ -159,12 +160,14 @@ impl MpNet {
                 .index_select(&positions, 0)?
                 .reshape((b, t, ()))?)?;
         let mut x = e.norm.forward(&x)?;
+        visit(0, &x)?;
         // Relative-position bias plus the additive padding mask (0 for tokens, a large negative
         // for padding): `[batch, heads, seq, seq]`, once for all layers.
         let padding = ((mask.to_dtype(DType::F32)? - 1.0)? * 1e9)?.reshape((b, 1, 1, t))?;
         let bias = self.position_bias(t)?.broadcast_add(&padding)?;
-        for layer in &self.layers {
+        for (i, layer) in self.layers.iter().enumerate() {
             x = self.layer_forward(layer, &x, &bias)?;
+            visit(i + 1, &x)?;
         }
         Ok(x)
     }
@@ -195,8 +198,8 @@ impl MpNet {
 }
 
 impl super::Transformer for MpNet {
-    fn hidden_states(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
-        self.forward(ids, mask)
+    fn visit_layers(&self, ids: &Tensor, mask: &Tensor, visit: LayerVisitor) -> Result<Tensor> {
+        self.forward(ids, mask, visit)
     }
 }
 

@@ -294,6 +294,15 @@ impl EncoderBackend for Rc<GpuWithCpuFallback> {
     fn name(&self) -> &'static str {
         self.active()
     }
+
+    // The explainers run on the CPU behind the GPU (the GPU kernels pool in place).
+    fn token_states(&self, batch: &TokenBatch) -> Result<Vec<Vec<Vec<f32>>>> {
+        self.cpu()?.token_states(batch)
+    }
+
+    fn encode_layers(&self, batch: &TokenBatch) -> Result<Vec<Vec<Vec<f32>>>> {
+        self.cpu()?.encode_layers(batch)
+    }
 }
 
 /// Parses a model file and builds an [`Embedder`] whose backend is the GPU (`webgpu`: fails

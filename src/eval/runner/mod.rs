@@ -27,8 +27,11 @@ use std::fmt;
 use anyhow::Result;
 use serde::Serialize;
 
+pub(crate) use plan::sort_sr_files;
 pub use plan::EvalPlan;
 pub use run::{run, EvalRun};
+/// The runner's pair cosine (f64), shared with the probes so their scores match its own.
+pub(crate) use score::cosine as cosine64;
 
 /// Implemented by the model layer. Embeddings are L2-normalised.
 pub trait SentenceEncoder {

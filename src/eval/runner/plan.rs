@@ -39,6 +39,24 @@ pub struct EvalPlan {
     pub(super) pairs: Vec<PlannedPair>,
 }
 
+/// Checks that SR files are known and distinct, and puts them in Table 4 order.
+pub(crate) fn sort_sr_files(sr_files: &mut [SrFile]) -> Result<()> {
+    for (i, file) in sr_files.iter().enumerate() {
+        if !SR_FILES.contains(&file.name.as_str()) {
+            bail!(
+                "unknown SR file '{}': expected one of {}",
+                file.name,
+                SR_FILES.join(", ")
+            );
+        }
+        if sr_files[..i].iter().any(|other| other.name == file.name) {
+            bail!("SR file '{}' given twice", file.name);
+        }
+    }
+    sr_files.sort_by_key(|file| SR_FILES.iter().position(|name| *name == file.name));
+    Ok(())
+}
+
 impl EvalPlan {
     /// Plans the SR pairs (sentence1 with its structure variant and with its relation
     /// variant) of the rows `split` keeps, and all STS-B test pairs if given. SR files may be
@@ -49,19 +67,7 @@ impl EvalPlan {
         stsb_test: Option<StsFile>,
         split: Split,
     ) -> Result<Self> {
-        for (i, file) in sr_files.iter().enumerate() {
-            if !SR_FILES.contains(&file.name.as_str()) {
-                bail!(
-                    "unknown SR file '{}': expected one of {}",
-                    file.name,
-                    SR_FILES.join(", ")
-                );
-            }
-            if sr_files[..i].iter().any(|other| other.name == file.name) {
-                bail!("SR file '{}' given twice", file.name);
-            }
-        }
-        sr_files.sort_by_key(|file| SR_FILES.iter().position(|name| *name == file.name));
+        sort_sr_files(&mut sr_files)?;
 
         let mut plan = EvalPlan {
             split,

@@ -140,7 +140,7 @@ pub(super) fn rank_gaps(pairs: &[PlannedPair], cosines: &[f64]) -> Vec<f64> {
 
 /// Cosine similarity in f64. The embeddings are meant to be unit length already; dividing by
 /// the norms anyway keeps quantised or slightly denormalised vectors exact.
-pub(super) fn cosine(a: &[f32], b: &[f32]) -> f64 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let (mut dot, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
     for (&x, &y) in a.iter().zip(b) {
         let (x, y) = (f64::from(x), f64::from(y));
