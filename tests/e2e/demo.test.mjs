@@ -1,7 +1,7 @@
 // End-to-end test of the static web demo, driven with playwright-core and the system Chromium.
 //
 //   SR_BENCH_URL=http://127.0.0.1:PORT/  (the site, served by `sr-bench serve --dir www/dist`)
-//   SR_BENCH_EXPECT=path/to/expect.json  (optional: {"active_passive_cosine": x, "quick_report": {…CLI report…}})
+//   SR_BENCH_EXPECT=path/to/expect.json  ({"active_passive_cosine": x, "quick_report": {…CLI report…}}; env.mjs)
 //   CHROMIUM=/usr/bin/chromium           (optional)
 //   node --test tests/e2e/
 //
@@ -13,13 +13,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, expected, siteUrl } from './env.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = path.resolve(HERE, '..', 'artifacts');
-const BASE = process.env.SR_BENCH_URL ? new URL(process.env.SR_BENCH_URL).href : null;
-const ORIGIN = BASE ? new URL(BASE).origin : null;
-const EXPECT = process.env.SR_BENCH_EXPECT ? JSON.parse(fs.readFileSync(process.env.SR_BENCH_EXPECT, 'utf8')) : null;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const BASE = siteUrl();
+const ORIGIN = new URL(BASE).origin;
+const EXPECT = expected(['active_passive_cosine', 'quick_report']);
 const FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
 const DIMS = ['structure', 'relation'];
 const ACTIVE = 'The chef cooked the meal.';
@@ -44,11 +44,9 @@ function parseCsv(textIn) {
   return rows;
 }
 
-const cliReport = () => (EXPECT && EXPECT.quick_report) || null;
+const cliReport = () => EXPECT.quick_report;
 
-const skip = BASE ? false : 'SR_BENCH_URL is not set (the E2E needs the built site served)';
-
-describe('sr-bench web demo', { skip }, () => {
+describe('sr-bench web demo', () => {
   /** @type {import('playwright-core').Browser} */
   let browser;
   /** @type {import('playwright-core').BrowserContext} */
@@ -187,13 +185,9 @@ describe('sr-bench web demo', { skip }, () => {
     assert.ok(Number.isFinite(cos) && cos > -1.0001 && cos < 1.0001, `model cosine ${cos}`);
     assert.ok(Number.isFinite(base), `baseline cosine ${base}`);
     assert.equal(await text('#score-model'), cos.toFixed(3));
-    if (EXPECT && Number.isFinite(EXPECT.active_passive_cosine)) {
-      assert.ok(Math.abs(cos - EXPECT.active_passive_cosine) <= 1e-4,
-        `browser ${cos} vs CLI ${EXPECT.active_passive_cosine}`);
-      t.diagnostic(`active/passive cosine: browser ${cos}, CLI ${EXPECT.active_passive_cosine}`);
-    } else {
-      t.diagnostic('SR_BENCH_EXPECT has no active_passive_cosine: the score was not compared with the CLI');
-    }
+    assert.ok(Math.abs(cos - EXPECT.active_passive_cosine) <= 1e-4,
+      `browser ${cos} vs CLI ${EXPECT.active_passive_cosine}`);
+    t.diagnostic(`active/passive cosine: browser ${cos}, CLI ${EXPECT.active_passive_cosine}`);
     assert.match(await text('#verdict'), /Same meaning/);
     // Each phenomenon is one click away and says whether the meaning is the same.
     for (const [id, same] of [['concept-order', false], ['cause-effect', false], ['inversion', true],
@@ -224,7 +218,6 @@ describe('sr-bench web demo', { skip }, () => {
     }
     assert.ok(slowest < 1000, `the page answered within ${slowest} ms during the run`);
     t.diagnostic(`slowest page round-trip during the run: ${slowest} ms`);
-    if (!cliReport()) t.diagnostic('SR_BENCH_EXPECT has no quick_report: the table was not compared with the CLI');
     await page.waitForSelector('#results:not([hidden])', { timeout: 10_000 });
     assert.ok(sawRate || (await text('#run-msg')).includes('sentences/s'), 'sentences/s and ETA shown');
 
@@ -233,23 +226,19 @@ describe('sr-bench web demo', { skip }, () => {
       for (const f of [...FILES, 'avg']) {
         const got = await dataValue(`[data-cell="${dim}-${f}"]`);
         assert.ok(Number.isFinite(got), `${dim}/${f} shown`);
-        if (cli) {
-          const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
-          assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
-        }
+        const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
+        assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
       }
     }
     const st = await dataValue('#stsb-test-value');
     assert.ok(Number.isFinite(st), 'STS-B test Spearman shown');
-    if (cli) assert.ok(Math.abs(st - cli.stsb_test.spearman) <= 0.01, `STS-B test: browser ${st} vs CLI ${cli.stsb_test.spearman}`);
+    assert.ok(Math.abs(st - cli.stsb_test.spearman) <= 0.01, `STS-B test: browser ${st} vs CLI ${cli.stsb_test.spearman}`);
     // The paper's Table 4 value and the delta in each cell (MiniLM is in the paper).
-    const paperStsb = cli && cli.paper ? cli.paper.structure.stsb
-      : (await page.textContent('#results-caption')).includes('all-MiniLM-L6-v2') ? 17.84 : null;
-    if (paperStsb !== null) {
-      assert.equal(await text('[data-cell="structure-stsb"] .ref'), `paper ${paperStsb.toFixed(2)}`);
-      const delta = Number(await page.getAttribute('[data-cell="structure-stsb"] .delta', 'data-value'));
-      assert.ok(Math.abs(delta - ((await dataValue('[data-cell="structure-stsb"]')) - paperStsb)) < 1e-9);
-    }
+    assert.ok(cli.paper, 'the CLI report of MiniLM carries its Table 4 row');
+    const paperStsb = cli.paper.structure.stsb;
+    assert.equal(await text('[data-cell="structure-stsb"] .ref'), `paper ${paperStsb.toFixed(2)}`);
+    const delta = Number(await page.getAttribute('[data-cell="structure-stsb"] .delta', 'data-value'));
+    assert.ok(Math.abs(delta - ((await dataValue('[data-cell="structure-stsb"]')) - paperStsb)) < 1e-9);
 
     // Pearson / CI on demand.
     assert.equal(await page.isVisible('[data-cell="structure-stsb"] .extra'), false);
@@ -282,12 +271,11 @@ describe('sr-bench web demo', { skip }, () => {
     assert.equal(json.backend, 'cpu');
     assert.equal(json.backend_status.active, 'cpu');
     assert.equal(json.backend_status.adapter, null);
-    if (cli) {
-      for (const dim of DIMS) {
-        for (const f of FILES) assert.equal(json.results[dim][f].n, cli.results[dim][f].n, `${dim}/${f}: same rows as the CLI`);
-      }
-      if (Array.isArray(cli.pairs)) assert.equal(json.pairs.length, cli.pairs.length, 'same number of pairs as the CLI');
+    for (const dim of DIMS) {
+      for (const f of FILES) assert.equal(json.results[dim][f].n, cli.results[dim][f].n, `${dim}/${f}: same rows as the CLI`);
     }
+    const cliPairs = DIMS.reduce((n, dim) => n + FILES.reduce((m, f) => m + cli.results[dim][f].n, 0), cli.stsb_test.n);
+    assert.equal(json.pairs.length, cliPairs, 'one pair row per pair the CLI scored (SR and STS-B test)');
     const sickrRelation = json.pairs.filter((p) => p.file === 'sickr' && p.dimension === 'relation').length;
     assert.equal(plotted, sickrRelation, 'the scatter shows every pair of the chosen file and dimension');
     const [dc] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
@@ -365,7 +353,7 @@ describe('sr-bench web demo', { skip }, () => {
     }, MODEL_CACHE);
     assert.equal(cachedBytes, entry.bytes, 'the cache holds the good file again');
     await page.waitForSelector('#score-model[data-state="ready"]', { timeout: 60_000 });
-    if (EXPECT && Number.isFinite(EXPECT.active_passive_cosine)) {
+    {
       assert.ok(Math.abs((await dataValue('#score-model')) - EXPECT.active_passive_cosine) <= 1e-4);
     }
   });

@@ -2,8 +2,8 @@
 // llama.cpp file (build.sh fixtures: tests/artifacts/llama/, llama.cpp's own converter).
 //
 //   SR_BENCH_URL=http://127.0.0.1:PORT/  (the site, served by `sr-bench serve --dir www/dist`)
-//   SR_BENCH_EXPECT=path/to/expect.json  (optional: {"llama_active_passive_cosine": x, "active_passive_cosine": y})
-//   SR_BENCH_CLI=path/to/sr-bench        (optional: the page's compare CSV is checked against `sr-bench compare --csv`
+//   SR_BENCH_EXPECT=path/to/expect.json  ({"llama_active_passive_cosine": x, "active_passive_cosine": y})
+//   SR_BENCH_CLI=path/to/sr-bench        (the page's compare CSV is checked against `sr-bench compare --csv`
 //                                         over the runs' JSON exports)
 //   node --test tests/e2e/own-model.test.mjs
 //
@@ -19,15 +19,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, cliPath, expected, siteUrl } from './env.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..');
 const ARTIFACTS = path.resolve(HERE, '..', 'artifacts');
-const BASE = process.env.SR_BENCH_URL ? new URL(process.env.SR_BENCH_URL).href : null;
-const ORIGIN = BASE ? new URL(BASE).origin : null;
-const EXPECT = process.env.SR_BENCH_EXPECT ? JSON.parse(fs.readFileSync(process.env.SR_BENCH_EXPECT, 'utf8')) : {};
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const CLI = process.env.SR_BENCH_CLI || null;
+const BASE = siteUrl();
+const ORIGIN = new URL(BASE).origin;
+const EXPECT = expected(['llama_active_passive_cosine', 'active_passive_cosine']);
+const CLI = cliPath();
 const LLAMA = path.join(ROOT, 'tests/artifacts/llama');
 const LLAMA_Q8 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.q8_0.gguf');
 const LLAMA_F32 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.f32.gguf');
@@ -39,10 +39,9 @@ const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
 
 const sha256Of = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
-const skip = !BASE ? 'SR_BENCH_URL is not set (the E2E needs the built site served)'
-  : !fs.existsSync(LLAMA_Q8) ? `${LLAMA_Q8} is missing: run ./build.sh fixtures` : false;
+if (!fs.existsSync(LLAMA_Q8)) throw new Error(`${LLAMA_Q8} is missing: run ./build.sh fixtures`);
 
-describe('a model file from this computer, and comparing runs', { skip }, () => {
+describe('a model file from this computer, and comparing runs', () => {
   /** @type {import('playwright-core').Browser} */
   let browser;
   /** @type {import('playwright-core').Page} */
@@ -146,13 +145,9 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
 
   test('its cosine equals the CLI on the same file, and texts are cut at 256 tokens', { timeout: 180_000 }, async (t) => {
     llamaCosine = await scorePair(ACTIVE, PASSIVE);
-    if (Number.isFinite(EXPECT.llama_active_passive_cosine)) {
-      assert.ok(Math.abs(llamaCosine - EXPECT.llama_active_passive_cosine) <= 1e-5,
-        `browser ${llamaCosine} vs CLI ${EXPECT.llama_active_passive_cosine}`);
-      t.diagnostic(`llama.cpp file: browser ${llamaCosine}, CLI ${EXPECT.llama_active_passive_cosine}`);
-    } else {
-      t.diagnostic('SR_BENCH_EXPECT has no llama_active_passive_cosine: compared with the shipped q8_0 later');
-    }
+    assert.ok(Math.abs(llamaCosine - EXPECT.llama_active_passive_cosine) <= 1e-5,
+      `browser ${llamaCosine} vs CLI ${EXPECT.llama_active_passive_cosine}`);
+    t.diagnostic(`llama.cpp file: browser ${llamaCosine}, CLI ${EXPECT.llama_active_passive_cosine}`);
     const long = 'word '.repeat(2000);
     await scorePair(long, PASSIVE);
     assert.match(await text('#play-msg'), /first 256 tokens/);
@@ -180,7 +175,7 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
     await waitReady('all-MiniLM-L6-v2 · q8_0');
     const shipped = await scorePair(ACTIVE, PASSIVE);
     assert.ok(Math.abs(shipped - llamaCosine) <= 1e-3, `llama.cpp file ${llamaCosine} vs shipped ${shipped}`);
-    if (Number.isFinite(EXPECT.active_passive_cosine)) assert.ok(Math.abs(shipped - EXPECT.active_passive_cosine) <= 1e-4);
+    assert.ok(Math.abs(shipped - EXPECT.active_passive_cosine) <= 1e-4, `shipped q8_0 ${shipped} vs CLI ${EXPECT.active_passive_cosine}`);
     const { json } = await runQuick('model');
     assert.equal(json.model_source.kind, 'site');
     assert.equal(json.timings.model_source === 'local file', false);
@@ -246,15 +241,11 @@ describe('a model file from this computer, and comparing runs', { skip }, () => 
       fs.writeFileSync(file, JSON.stringify(exports[run - 1]));
       return file;
     });
-    if (CLI) {
-      const cliLines = execFileSync(CLI, ['compare', '--csv', ...files], { encoding: 'utf8' }).trim().split('\n');
-      const shared = cliLines[0].split(',').length;
-      assert.equal(shared, 20, 'sr-bench compare --csv has the 20 columns the page starts with');
-      assert.deepEqual(lines.map((l) => l.split(',').slice(0, shared).join(',')), cliLines);
-      t.diagnostic(`the page's compare CSV equals \`sr-bench compare --csv\` on its ${shared} columns`);
-    } else {
-      t.diagnostic('SR_BENCH_CLI is not set: the CSV was not compared with `sr-bench compare --csv`');
-    }
+    const cliLines = execFileSync(CLI, ['compare', '--csv', ...files], { encoding: 'utf8' }).trim().split('\n');
+    const shared = cliLines[0].split(',').length;
+    assert.equal(shared, 20, 'sr-bench compare --csv has the 20 columns the page starts with');
+    assert.deepEqual(lines.map((l) => l.split(',').slice(0, shared).join(',')), cliLines);
+    t.diagnostic(`the page's compare CSV equals \`sr-bench compare --csv\` on its ${shared} columns`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'compare.png'), fullPage: true });
   });
 

@@ -1,17 +1,18 @@
 // Without --enable-unsafe-webgpu, headless Chromium has no WebGPU adapter: the `auto` backend
 // must select the CPU, say why, and still embed; `gpu` must fail with a plain message.
 //
-//   SR_BENCH_URL=http://127.0.0.1:PORT/ node --test tests/e2e/
+//   SR_BENCH_URL=http://127.0.0.1:PORT/ node --test tests/e2e/webgpu-fallback.test.mjs
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, siteUrl } from './env.mjs';
 
-const BASE = process.env.SR_BENCH_URL;
+const BASE = siteUrl();
 
-test('auto backend falls back to the CPU, with a reason, when WebGPU is unavailable', { skip: BASE ? false : 'SR_BENCH_URL is not set' }, async () => {
+test('auto backend falls back to the CPU, with a reason, when WebGPU is unavailable', async () => {
   const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    executablePath: CHROMIUM,
     // Deliberately no --enable-unsafe-webgpu.
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
