@@ -163,8 +163,11 @@ run_tests() {
   step "browser tests (wasm-pack test --headless --chrome, real model in Chromium)"
   mkdir -p tests/artifacts
   # The CLI's vectors for the fixture texts: the browser test checks wasm against them.
-  python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-MiniLM-L6-v2.json"))["items"]]))' \
-    | "$CLI" embed --model "www/models/$MODEL.q8_0.gguf" > tests/artifacts/native-embeddings.q8_0.json
+  local dtype
+  for dtype in "${DTYPES[@]}"; do
+    python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-MiniLM-L6-v2.json"))["items"]]))' \
+      | "$CLI" embed --model "www/models/$MODEL.$dtype.gguf" > "tests/artifacts/native-embeddings.$dtype.json"
+  done
   python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-mpnet-base-v2.json"))["items"]]))' \
     | "$CLI" embed --model www/models/all-mpnet-base-v2.q8_0.gguf > tests/artifacts/native-embeddings.all-mpnet-base-v2.q8_0.json
   "$CLI" eval --model "www/models/$MODEL.q8_0.gguf" --data data --split quick --json tests/artifacts/eval-quick.q8_0.json > /dev/null

@@ -4,7 +4,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, fixture};
+use browser_common::{fetch, fixture, rows};
 
 use serde::Deserialize;
 use sr_bench::model::cosine;
@@ -34,10 +34,6 @@ async fn gpu_model() -> Model {
     model
 }
 
-fn rows(flat: &[f32], dim: usize) -> Vec<&[f32]> {
-    flat.chunks(dim).collect()
-}
-
 #[wasm_bindgen_test]
 async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
     let gpu = gpu_model().await;
@@ -54,9 +50,9 @@ async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
     assert!(texts.len() >= 70, "{} texts", texts.len());
     let on_gpu = gpu.embed_async(texts.clone()).await.unwrap().to_vec();
     let on_cpu = cpu.embed(texts.clone()).unwrap().to_vec();
-    let min = rows(&on_gpu, gpu.dim())
+    let min = rows(&on_gpu, gpu.dim(), texts.len())
         .iter()
-        .zip(rows(&on_cpu, cpu.dim()))
+        .zip(rows(&on_cpu, cpu.dim(), texts.len()))
         .map(|(g, c)| cosine(g, c))
         .fold(f32::INFINITY, f32::min);
     web_sys::console::log_1(
@@ -88,9 +84,9 @@ async fn an_evaluation_chunk_embedded_on_the_gpu_is_accepted_like_a_cpu_one() {
     assert_eq!(chunk.texts.len(), 32);
     let on_gpu = gpu.embed_async(chunk.texts.clone()).await.unwrap().to_vec();
     let on_cpu = cpu.embed(chunk.texts.clone()).unwrap().to_vec();
-    let min = rows(&on_gpu, gpu.dim())
+    let min = rows(&on_gpu, gpu.dim(), chunk.texts.len())
         .iter()
-        .zip(rows(&on_cpu, cpu.dim()))
+        .zip(rows(&on_cpu, cpu.dim(), chunk.texts.len()))
         .map(|(g, c)| cosine(g, c))
         .fold(f32::INFINITY, f32::min);
     assert!(

@@ -3,7 +3,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, fixture};
+use browser_common::{fetch, fixture, rows};
 
 use sr_bench::wasm::Model;
 use wasm_bindgen_test::*;
@@ -17,12 +17,10 @@ async fn min_cosine(dtype: &str) -> f32 {
     let fixture = fixture("all-MiniLM-L6-v2").await;
     let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
     let flat = model.embed(texts).expect("embed").to_vec();
-    let dim = model.dim();
-    assert_eq!(flat.len(), fixture.items.len() * dim, "one vector per text");
     let min = fixture
         .items
         .iter()
-        .zip(flat.chunks(dim))
+        .zip(rows(&flat, model.dim(), fixture.items.len()))
         .map(|(item, v)| sr_bench::model::cosine(v, &item.embedding))
         .fold(f32::INFINITY, f32::min);
     web_sys::console::log_1(

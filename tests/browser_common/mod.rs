@@ -52,3 +52,39 @@ pub async fn fixture(model: &str) -> Fixture {
     let bytes = fetch(&format!("/tests/fixtures/{model}.json")).await;
     serde_json::from_slice(&bytes).expect("the fixture is valid JSON")
 }
+
+/// Bytes of this module's linear memory: its high-water mark (wasm memory never shrinks).
+pub fn wasm_memory_bytes() -> f64 {
+    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().dyn_into().unwrap();
+    let buffer: js_sys::ArrayBuffer = memory.buffer().dyn_into().unwrap();
+    buffer.byte_length() as f64
+}
+
+pub fn mb(bytes: f64) -> String {
+    format!("{:.0} MB", bytes / 1e6)
+}
+
+pub fn log(message: String) {
+    web_sys::console::log_1(&message.into());
+}
+
+/// `flat` (row-major) as `n` rows of `dim`; fails unless it holds exactly that, so a short or
+/// empty result can never pass a comparison by zipping nothing.
+pub fn rows(flat: &[f32], dim: usize, n: usize) -> Vec<&[f32]> {
+    assert!(n > 0 && dim > 0, "nothing to compare: {n} rows of {dim}");
+    assert_eq!(flat.len(), n * dim, "expected {n} rows of {dim} values");
+    flat.chunks(dim).collect()
+}
+
+/// The largest |a − b| over two sets of rows of the same shape (checked).
+pub fn max_abs_delta(a: &[Vec<f32>], b: &[&[f32]]) -> f32 {
+    assert_eq!(a.len(), b.len(), "different row counts");
+    assert!(!a.is_empty(), "no rows to compare");
+    a.iter()
+        .zip(b)
+        .flat_map(|(x, y)| {
+            assert_eq!(x.len(), y.len(), "different row widths");
+            x.iter().zip(y.iter()).map(|(p, q)| (p - q).abs())
+        })
+        .fold(0f32, f32::max)
+}

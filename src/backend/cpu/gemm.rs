@@ -164,22 +164,7 @@ fn portable_kernel(tile: &mut [[f32; NR]; MR], ops: &Operands) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    use crate::backend::cpu::random_values as values;
-
-    /// f64 reference of `x·Wᵀ + b`.
-    fn reference(x: &[f32], w: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
-        let mut y = vec![0.0; m * n];
-        for i in 0..m {
-            for j in 0..n {
-                let dot: f64 = (0..k)
-                    .map(|kk| x[i * k + kk] as f64 * w[j * k + kk] as f64)
-                    .sum();
-                y[i * n + j] = dot + b[j] as f64;
-            }
-        }
-        y
-    }
+    use crate::backend::cpu::kernel_check::{f32_kernel_error, random_values};
 
     #[test]
     fn matches_reference_on_ragged_shapes() {
@@ -194,24 +179,14 @@ mod tests {
             (37, 1536, 384),
             (9, 384, 1536),
         ] {
-            let x = values(m * k, 1);
-            let w = values(n * k, 2);
-            let b = values(n, 3);
-            let y = PackedWeight::pack(&w, n, k).matmul_bias(&x, m, &b);
-            let want = reference(&x, &w, &b, m, n, k);
-            let worst = y
-                .iter()
-                .zip(&want)
-                .map(|(&a, &b)| (a as f64 - b).abs())
-                .fold(0.0, f64::max);
-            // f32 accumulation over k terms of magnitude ≤ 1.
-            assert!(worst <= 1e-6 * k as f64, "{m}×{n}×{k}: max error {worst}");
+            let (worst, bound) = f32_kernel_error(m, n, k);
+            assert!(worst <= bound, "{m}×{n}×{k}: max error {worst} > {bound}");
         }
     }
 
     #[test]
     fn zero_rows_give_an_empty_output() {
-        let w = PackedWeight::pack(&values(8 * 4, 1), 8, 4);
+        let w = PackedWeight::pack(&random_values(8 * 4, 1), 8, 4);
         assert!(w.matmul_bias(&[], 0, &[0.0; 8]).is_empty());
     }
 }

@@ -4,6 +4,7 @@
 mod activation;
 mod bert;
 pub mod gemm;
+pub mod kernel_check;
 mod mpnet;
 pub mod peak;
 mod pooling;
@@ -176,13 +177,4 @@ impl<T: Transformer> EncoderBackend for CpuEncoder<T> {
             })?;
         Ok(rows)
     }
-}
-
-/// Deterministic values in [-1, 1) for kernel tests.
-#[cfg(test)]
-pub(crate) fn random_values(len: usize, seed: u64) -> Vec<f32> {
-    let mut rng = crate::eval::rng::SplitMix64::new(seed);
-    (0..len)
-        .map(|_| (rng.next_u64() >> 40) as f32 / (1u32 << 23) as f32 - 1.0)
-        .collect()
 }

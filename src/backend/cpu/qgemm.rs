@@ -268,47 +268,10 @@ mod tests {
     use super::*;
     use candle_core::{Device, Tensor};
 
-    use crate::backend::cpu::random_values as values;
+    use crate::backend::cpu::kernel_check::quantized_kernel_check;
 
-    /// `x · dequantize(W)ᵀ + b` in f64: the integer kernel's only extra error is `x`'s rounding.
     fn check(dtype: GgmlDType, m: usize, n: usize, k: usize) {
-        let w = Tensor::from_vec(values(n * k, 2), (n, k), &Device::Cpu).unwrap();
-        let q = QTensor::quantize(&w, dtype).unwrap();
-        let dense: Vec<f32> = q
-            .dequantize(&Device::Cpu)
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1()
-            .unwrap();
-        let mut x = values(m * k, 1);
-        // An outlier feature, as transformer activations have: its block keeps 16 bits.
-        x[0] = 40.0;
-        let b = values(n, 3);
-        let y = QuantPackedWeight::from_qtensor(&q)
-            .unwrap()
-            .matmul_bias(&x, m, &b);
-        for i in 0..m {
-            for j in 0..n {
-                let (mut dot, mut bound) = (0f64, 1e-5);
-                for blk in 0..k / BLOCK {
-                    let range = i * k + blk * BLOCK..i * k + (blk + 1) * BLOCK;
-                    let max = x[range.clone()].iter().fold(0f32, |a, v| a.max(v.abs())) as f64;
-                    for kk in range.map(|at| at - i * k) {
-                        let wv = dense[j * k + kk] as f64;
-                        dot += x[i * k + kk] as f64 * wv;
-                        // Rounding to 16 bits moves x by at most half a step of max / 32767.
-                        bound += max / (2.0 * 32767.0) * wv.abs()
-                            + 1e-7 * (x[i * k + kk] as f64 * wv).abs();
-                    }
-                }
-                let error = (y[i * n + j] as f64 - dot - b[j] as f64).abs();
-                assert!(
-                    error <= bound,
-                    "{dtype:?} {m}×{n}×{k} [{i},{j}]: error {error} > bound {bound}"
-                );
-            }
-        }
+        quantized_kernel_check(dtype, m, n, k).unwrap();
     }
 
     #[test]
