@@ -16,10 +16,16 @@ export function renderMaps(state) {
   renderHeatMap($('heatmap-static'), r.baseline, { title: 'Syntax-blind baseline: token-pair contributions', words });
 }
 
+/** After a score, the explanation waits this long for the typing to pause: the worker computes it
+ * between scores, so a long pair's maps must not hold up the next keystroke's score. */
+const EXPLAIN_DELAY_MS = 250;
+
 /** Asks for the pair's explanation; `isCurrent()` false means a newer edit came meanwhile. */
 export async function updateExplain(state, a, b, isCurrent) {
   const box = $('explain');
   box.dataset.state = 'pending';
+  await new Promise((resolve) => { setTimeout(resolve, EXPLAIN_DELAY_MS); });
+  if (!isCurrent()) return;
   try {
     const r = await state.engine.call('explain', { a, b, shuffle_seed: state.shuffleSeed ?? undefined });
     if (!isCurrent()) return;

@@ -10,8 +10,12 @@ const MAX_CELLS = 80 * 80;
 const POSITIVE = [11, 78, 162]; // --accent
 const NEGATIVE = [164, 22, 26]; // --diff
 
-/** Three decimals with a true minus sign (the exact value is in data-value and the tooltip). */
-const short = (v) => (v < 0 ? '−' : '') + Math.abs(v).toFixed(3);
+/** Three decimals with a true minus sign, none on a rounded zero (the exact value is in data-value
+ * and the tooltip). */
+function short(v) {
+  const digits = Math.abs(v).toFixed(3);
+  return v < 0 && digits !== '0.000' ? `−${digits}` : digits;
+}
 
 /** A number cell: text, exact value, colour on the diverging scale (|v| / scale → opacity). */
 function numberCell(tag, value, scale, props = {}) {
@@ -60,7 +64,8 @@ export function renderHeatMap(container, map, options) {
   const scale = Math.max(...cells.map(Math.abs), 0);
 
   const head = el('tr', {}, el('th', { scope: 'col', class: 'corner' }, 'A ╲ B'),
-    ...shown.tokens_b.map((t, j) => el('th', { scope: 'col', class: 'col-token', data: { j: String(j) } }, t)));
+    // Column labels run upwards (span.up) so that ~20 columns fit across.
+    ...shown.tokens_b.map((t, j) => el('th', { scope: 'col', class: 'col-token', data: { j: String(j) } }, el('span', { class: 'up' }, t))));
   if (isSum) head.append(el('th', { scope: 'col', class: 'total-head' }, 'row total'));
   const body = shown.contributions.map((row, i) => {
     const tr = el('tr', {}, el('th', { scope: 'row', class: 'row-token', data: { i: String(i) } }, shown.tokens_a[i]));
@@ -82,8 +87,9 @@ export function renderHeatMap(container, map, options) {
     if (cell) hover.textContent = cell.title;
   });
   figure.append(el('div', { class: 'heatmap-scroll' }, table), hover);
-  if (isSum) {
-    figure.append(el('p', { class: 'heatmap-sum' }, 'All cells add up to ', el('strong', {}, shown.total.toFixed(4)),
-      ` = the cosine ${map.cosine.toFixed(4)}.`));
-  }
+  figure.append(isSum
+    ? el('p', { class: 'heatmap-sum' }, 'All cells add up to ', el('strong', {}, shown.total.toFixed(4)),
+      ` = the cosine ${map.cosine.toFixed(4)}.`)
+    : el('p', { class: 'heatmap-sum' }, `The model’s cosine (${map.pooling} pooling) is `, el('strong', {}, map.cosine.toFixed(4)),
+      ': it is not the sum of these cells.'));
 }
