@@ -133,6 +133,9 @@ describe('the playground explainers (heat maps, word order, layers)', () => {
     const baseline = await readMap(page, '#heatmap-static');
     assertSameMap(baseline, cliExplain(file, A, B, '--static'), 'baseline map');
     assertClose(baseline.total, await dataValue(page, '#score-static'), 'baseline total vs the displayed baseline cosine');
+    // Pointing at a cell names both tokens and gives the exact value.
+    await page.hover('#heatmap-model td.cell[data-i="1"][data-j="4"]');
+    assert.equal(await page.textContent('#heatmap-model .heatmap-hover'), `tom × tom: ${model.contributions[1][4]}`);
   });
 
   test('grouping word pieces into words keeps the total and equals the CLI\'s grouped map', { timeout: 120_000 }, async () => {

@@ -129,6 +129,7 @@ async function shuffle20(state) {
 
 /** The texts changed: the chips follow A, and a strip made for another A goes away. */
 export function refreshWordOrder(state, setB) {
+  state.swapPick = null; // a half-made pick may point past A's new words
   if (!$('word-chips').hidden) renderChips(state, setB);
   if (state.stripFor !== null && state.stripFor !== $('text-a').value) {
     state.stripFor = null;
