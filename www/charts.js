@@ -97,14 +97,11 @@ export function createScatter(canvas) {
   };
 }
 
-/**
- * Grouped bars: one group per run, one bar per score (the compare panel).
- * @param {HTMLCanvasElement} canvas
- */
-export function createBars(canvas) {
+/** A chart of labelled series (bars, lines) with a legend; the tooltip shows `digits` decimals. */
+function seriesChart(canvas, type, digits, scales) {
   const Chart = chartLib();
-  const chart = new Chart(canvas, {
-    type: 'bar',
+  return new Chart(canvas, {
+    type,
     data: { labels: [], datasets: [] },
     options: {
       animation: false,
@@ -112,16 +109,24 @@ export function createBars(canvas) {
       maintainAspectRatio: false,
       plugins: {
         legend: { display: true, labels: { color: INK } },
-        tooltip: { callbacks: { label: (ctx) => `${ctx.dataset.label}: ${Number(ctx.raw).toFixed(2)}` } },
+        tooltip: { callbacks: { label: (ctx) => `${ctx.dataset.label}: ${Number(ctx.raw).toFixed(digits)}` } },
       },
-      scales: {
-        x: { ticks: { color: INK, font: { size: fontSize() } }, grid: { display: false } },
-        y: {
-          title: { display: true, text: 'Spearman ×100', color: INK },
-          ticks: { color: INK, font: { size: fontSize() } },
-          grid: { color: GRID },
-        },
-      },
+      scales,
+    },
+  });
+}
+
+/**
+ * Grouped bars: one group per run, one bar per score (the compare panel).
+ * @param {HTMLCanvasElement} canvas
+ */
+export function createBars(canvas) {
+  const chart = seriesChart(canvas, 'bar', 2, {
+    x: { ticks: { color: INK, font: { size: fontSize() } }, grid: { display: false } },
+    y: {
+      title: { display: true, text: 'Spearman ×100', color: INK },
+      ticks: { color: INK, font: { size: fontSize() } },
+      grid: { color: GRID },
     },
   });
   return {
@@ -135,6 +140,37 @@ export function createBars(canvas) {
       const size = fontSize();
       chart.options.scales.x.ticks.font = { size };
       chart.options.scales.y.ticks.font = { size };
+      chart.update();
+    },
+    destroy() { chart.destroy(); },
+  };
+}
+
+/**
+ * Lines over the model's layers (the playground's layer-by-layer view): x = layer 0…L.
+ * @param {HTMLCanvasElement} canvas
+ */
+export function createLines(canvas) {
+  const chart = seriesChart(canvas, 'line', 4, {
+    x: { title: { display: true, text: 'layer (0 = embedding output)', color: INK }, ticks: { color: INK }, grid: { color: GRID } },
+    y: { title: { display: true, text: 'cosine similarity', color: INK }, ticks: { color: INK }, grid: { color: GRID } },
+  });
+  return {
+    /**
+     * @param {string[]} labels  one per x position
+     * @param {Array<{label: string, color: string, data: number[], dashed?: boolean}>} series
+     */
+    update(labels, series) {
+      chart.data.labels = labels;
+      chart.data.datasets = series.map((s) => ({
+        label: s.label, data: s.data, borderColor: s.color, backgroundColor: s.color,
+        borderDash: s.dashed ? [6, 4] : [], pointRadius: s.dashed ? 0 : 3, tension: 0,
+      }));
+      const size = fontSize();
+      for (const axis of ['x', 'y']) {
+        chart.options.scales[axis].ticks.font = { size };
+        chart.options.scales[axis].title.font = { size };
+      }
       chart.update();
     },
     destroy() { chart.destroy(); },

@@ -32,6 +32,14 @@
 //               itself with Model.embed_async (GPU calls never overlap: a similarity waits for
 //               the current chunk). Otherwise (baseline, one worker, no pool) Evaluation.step here.
 //   cancel      stop the benchmark started by request `target`.
+//   --- the playground's explainers (issue 13; Rust computes everything, see src/explain/):
+//   explain     the pair's token-pair maps (Model.explain and, for the baseline, Model.explain_static)
+//               and its cosine after each layer for A/B and for A / B's words shuffled. Sent by the
+//               page only after a `similarity` answer for the same pair (it never delays the score).
+//               Token states come from the CPU, also for a WebGPU model.
+//   word-order  a word edit of a text by Rust (shuffle_words with a seed, reverse_words, swap_words):
+//               the playground's word-order buttons; needs no model.
+//   shuffle-scores  the model's cosine of a text with each of its seeded word shuffles ("Shuffle 20×").
 //
 // Worker → page (answers)
 //   progress    phase + done/total, for progress bars (bytes while downloading, sentences while evaluating).
@@ -165,7 +173,32 @@ export const ERR = Object.freeze({
  * @property {number} id
  * @property {number} target  id of the `evaluate` request to stop
  */
-/** @typedef {LoadRequest|InspectFileRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|CancelRequest} Request */
+/**
+ * @typedef {object} ExplainRequest
+ * @property {'explain'} type
+ * @property {number} id
+ * @property {string} a
+ * @property {string} b
+ * @property {number} [shuffle_seed]  B's words are shuffled with it for `layers_shuffled` (default 0)
+ */
+/**
+ * @typedef {object} WordOrderRequest
+ * @property {'word-order'} type
+ * @property {number} id
+ * @property {'shuffle'|'reverse'|'swap'} op
+ * @property {string} text
+ * @property {number} [seed]   with "shuffle": a non-negative safe integer
+ * @property {number} [i]      with "swap": the two words' positions (0-based, whitespace-separated words)
+ * @property {number} [j]
+ */
+/**
+ * @typedef {object} ShuffleScoresRequest
+ * @property {'shuffle-scores'} type
+ * @property {number} id
+ * @property {string} text
+ * @property {number[]} seeds
+ */
+/** @typedef {LoadRequest|InspectFileRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|CancelRequest|ExplainRequest|WordOrderRequest|ShuffleScoresRequest} Request */
 
 // ---------------------------------------------------------------- answers (worker → page)
 
@@ -253,6 +286,37 @@ export const ERR = Object.freeze({
  *   embed_ms is the wall time of the embedding phase; workers the number of threads that embedded;
  *   gpu: the model's chunks went to WebGPU (Model.embed_async) rather than to CPU helpers.
  */
+
+/**
+ * One token-pair map, as Rust's `Explanation` (src/explain/contributions.rs) serialises it.
+ * @typedef {object} TokenPairMap
+ * @property {number} cosine     the pipeline's cosine of the pair
+ * @property {string} pooling    "mean" | "cls" | "last" | "max"
+ * @property {'contributions'|'token_cosine'} kind  contributions sum to `cosine` (mean pooling);
+ *                               token_cosine: the token-to-token cosine matrix (no decomposition)
+ * @property {'model'|'static'} encoder
+ * @property {string[]} tokens_a rows (special tokens included for the model)
+ * @property {string[]} tokens_b columns
+ * @property {number[][]} contributions  [row][column]
+ * @property {number[]} row_totals
+ * @property {number[]} column_totals
+ * @property {number} total
+ * @property {number[]} word_of_a  each token's word in `words.tokens_a`
+ * @property {number[]} word_of_b
+ * @property {TokenPairMap} [words]  the same map with word pieces summed into words
+ */
+/**
+ * @typedef {object} ExplainResult
+ * @property {TokenPairMap} model
+ * @property {TokenPairMap} baseline   the syntax-blind baseline's map (static token vectors)
+ * @property {number[]} layers          the pair's cosine after each layer, layer 0 = embedding output
+ * @property {number[]} layers_shuffled  the same for A and `shuffled_b`
+ * @property {string} shuffled_b        B's words shuffled with `shuffle_seed`
+ * @property {number} shuffle_seed
+ * @property {number} ms
+ */
+/** @typedef {{text: string}} WordOrderResult */
+/** @typedef {{texts: string[], cosines: number[]}} ShuffleScoresResult  one per seed, in order */
 
 /** Cache key for a model file: its URL plus its sha256, so a rebuilt model never hits a stale entry. */
 export function modelCacheKey(baseUrl, entry) {

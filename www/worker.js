@@ -1,7 +1,7 @@
 // The engine worker (module worker): owns the wasm module, the loaded model and the benchmark run.
 // Message protocol: see protocol.js; requests are answered through rpc.js's `serve`.
 
-import init, { Model } from './pkg/sr_bench.js';
+import init, { Model, reverse_words, shuffle_words, swap_words } from './pkg/sr_bench.js';
 import { ERR } from './protocol.js';
 import { codedError, describeError, messageOf } from './errors.js';
 import { serve } from './rpc.js';
@@ -156,7 +156,56 @@ function onCancel(msg) {
   return { cancelled: false };
 }
 
+// ---- The playground's explainers (issue 13): token-pair maps, per-layer cosines, word order.
+// All numbers and word edits come from Rust; these handlers only call it.
+
+/** A layer-by-layer reference: B's words shuffled with this seed when no seed was chosen. */
+const LAYER_SHUFFLE_SEED = 0;
+
+function onExplain(msg) {
+  const m = requireModel(engine);
+  const a = String(msg.a);
+  const b = String(msg.b);
+  const t0 = performance.now();
+  const seed = msg.shuffle_seed ?? LAYER_SHUFFLE_SEED;
+  const shuffledB = shuffle_words(b, seed);
+  // Token states are computed on the CPU even for a WebGPU model (Rust's explain).
+  return {
+    model: m.explain(a, b),
+    baseline: m.explain_static(a, b),
+    layers: Array.from(m.layer_cosines(a, b)),
+    layers_shuffled: Array.from(m.layer_cosines(a, shuffledB)),
+    shuffled_b: shuffledB,
+    shuffle_seed: seed,
+    ms: performance.now() - t0,
+  };
+}
+
+async function onWordOrder(msg) {
+  await ensureWasm(); // word edits need no model
+  const text = String(msg.text);
+  if (msg.op === 'shuffle') return { text: shuffle_words(text, msg.seed) };
+  if (msg.op === 'reverse') return { text: reverse_words(text) };
+  if (msg.op === 'swap') return { text: swap_words(text, msg.i, msg.j) };
+  throw codedError(ERR.BAD_REQUEST, `Unknown word-order operation: ${msg.op}`);
+}
+
+function onShuffleScores(msg) {
+  const m = requireModel(engine);
+  const text = String(msg.text);
+  const texts = msg.seeds.map((seed) => shuffle_words(text, seed));
+  if (!m.is_async()) return { texts, cosines: texts.map((t) => m.similarity(text, t)) };
+  return exclusive(engine, async () => {
+    const cosines = [];
+    for (const t of texts) cosines.push(await m.similarity_async(text, t));
+    return { texts, cosines };
+  });
+}
+
 serve(self, {
+  explain: onExplain,
+  'word-order': onWordOrder,
+  'shuffle-scores': onShuffleScores,
   load: onLoad,
   'inspect-file': async (msg) => {
     await ensureWasm();

@@ -18,6 +18,26 @@ import { exportCsv, exportJson } from './export.js';
 import { messageOf } from '../errors.js';
 import { setupLocalModel } from './local-model.js';
 import { setupCompare } from './compare.js';
+import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
+import { renderMaps } from './explain.js';
+
+/** The texts changed (typed, an example, a link, a word-order button): rescore after `delay` ms. */
+function textsChanged(state, delay) {
+  refreshWordOrder(state, (text) => setB(state, text));
+  onTextInput(state, delay);
+}
+
+/** A word-order button's B (word-order.js). */
+function setB(state, text) {
+  $('text-b').value = text;
+  textsChanged(state, 0);
+}
+
+/** A link's `shuffle=SEED`: B is remade from A with that seed (so the link reproduces B). */
+function applyShuffleFromUrl(state, u) {
+  const seed = parseSeed(u.shuffle);
+  if (seed !== null && $('text-a').value.trim()) applyShuffle(state, seed, (text) => setB(state, text));
+}
 
 function setProjector(state, on, scroll = false) {
   document.documentElement.classList.toggle('projector', on);
@@ -37,6 +57,8 @@ function reloadIfEngaged(state) {
 function onHashChange(state) {
   const v = readUrlState();
   applyTextsFromUrl(v);
+  forgetShuffleSeed(state);
+  applyShuffleFromUrl(state, v);
   if (v.view !== null) setProjector(state, v.view === 'projector');
   if (v.backend !== state.backend && backendOffered(v.backend)) {
     selectBackend(state, v.backend);
@@ -48,12 +70,17 @@ function onHashChange(state) {
     updateLoadButton(state);
     if (state.userEngaged) loadModel(state, want);
   }
-  onTextInput(state, 0);
+  textsChanged(state, 0);
 }
 
 function wire(state) {
-  $('text-a').addEventListener('input', () => onTextInput(state));
-  $('text-b').addEventListener('input', () => onTextInput(state));
+  for (const id of ['text-a', 'text-b']) {
+    $(id).addEventListener('input', () => {
+      forgetShuffleSeed(state); // typed by hand: B is no longer the shuffle of A the seed says
+      textsChanged(state);
+    });
+  }
+  $('explain-words').addEventListener('change', () => renderMaps(state));
   $('copy-link').addEventListener('click', () => copyLink(state));
   $('projector').addEventListener('click', () => {
     setProjector(state, !document.documentElement.classList.contains('projector'), true);
@@ -83,7 +110,8 @@ async function main() {
   renderExamples((ex) => {
     $('text-a').value = ex.a;
     $('text-b').value = ex.b;
-    onTextInput(state, 0);
+    forgetShuffleSeed(state);
+    textsChanged(state, 0);
   });
   setupBackend(state, u.backend, () => {
     scheduleUrlWrite(state);
@@ -99,6 +127,8 @@ async function main() {
   updateVerdict($('text-a').value, $('text-b').value);
   startEngine(state);
   wire(state);
+  setupWordOrder(state, (text) => setB(state, text));
+  applyShuffleFromUrl(state, u);
   setupLocalModel(state);
   setupCompare(state);
 

@@ -5,6 +5,7 @@ import { $, nf0, setMessage } from './ui.js';
 import { updateVerdict } from './examples.js';
 import { scheduleUrlWrite } from './url-state.js';
 import { renderBackend } from './backend.js';
+import { clearExplain, updateExplain } from './explain.js';
 
 function setScore(outId, meterId, value) {
   const out = $(outId);
@@ -60,12 +61,14 @@ export async function updatePlayground(state) {
   const seq = ++state.playSeq;
   const msg = $('play-msg');
   if (!a.trim() || !b.trim()) {
+    clearExplain(state);
     setScores(NaN, NaN, 'empty');
     setMessage(msg, !a.trim() && !b.trim() ? 'Type a sentence in both boxes, or pick an example.'
       : `Type a sentence in box ${!a.trim() ? 'A' : 'B'} too.`, 'warning');
     return;
   }
   if (!state.loaded) {
+    clearExplain(state);
     setScores(NaN, NaN, 'no-model');
     setMessage(msg, state.loadingKey ? 'The model is loading: the score appears when it is ready.'
       : 'Load a model (above) to see the similarity.', 'info');
@@ -86,6 +89,8 @@ export async function updatePlayground(state) {
     const note = longTextNote(state, a, b, r.tokens);
     setMessage(msg, note || `Computed in ${r.ms < 1 ? '<1' : Math.round(r.ms)} ms` +
       (r.tokens ? ` (${r.tokens[0]} and ${r.tokens[1]} tokens).` : '.'), note ? 'warning' : 'info');
+    // The explainers only after the score: they never delay it.
+    updateExplain(state, a, b, () => seq === state.playSeq);
   } catch (err) {
     if (seq !== state.playSeq) return;
     setScores(NaN, NaN, 'error');

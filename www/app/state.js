@@ -36,6 +36,17 @@ export function createState() {
     /** The compare panel's sort (column key, descending?) and bar chart. */
     compareSort: { key: 'relation_avg', descending: true },
     compareChart: null,
+    // The playground's explainers (explain.js, word-order.js, layers-chart.js):
+    /** The last `explain` answer (protocol.js ExplainResult), redrawn when the word toggle flips. */
+    explained: null,
+    /** The seed that made B from A ("Shuffle words", `shuffle=` in the link); null when B is not a shuffle. */
+    shuffleSeed: null,
+    /** "Swap two words": the position of the first word clicked, or null. */
+    swapPick: null,
+    /** The A the "Shuffle 20×" strip was made for (null: no strip). */
+    stripFor: null,
+    /** The layer-by-layer line chart (charts.js), made on first use. */
+    layersChart: null,
   };
 }
 

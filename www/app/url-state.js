@@ -1,4 +1,5 @@
 // Shareable state in the URL hash: #a=…&b=…&model=NAME&dtype=q8_0&backend=cpu|webgpu|auto[&view=projector]
+// [&shuffle=SEED: B is A's words shuffled with SEED (word-order.js), recomputed when the link opens]
 
 import { $, nf0 } from './ui.js';
 import { selectedEntry } from './state.js';
@@ -11,6 +12,7 @@ export function readUrlState() {
     a: p.get('a'), b: p.get('b'),
     model: p.get('model'), dtype: p.get('dtype'),
     backend: p.get('backend'), view: p.get('view'),
+    shuffle: p.get('shuffle'),
   };
 }
 
@@ -23,6 +25,7 @@ export function writeUrlState(state) {
   const entry = selectedEntry(state);
   if (entry) { p.set('model', entry.name); p.set('dtype', entry.dtype); }
   p.set('backend', state.backend);
+  if (state.shuffleSeed !== null) p.set('shuffle', String(state.shuffleSeed));
   if (document.documentElement.classList.contains('projector')) p.set('view', 'projector');
   const hash = `#${p.toString()}`;
   if (hash !== location.hash) history.replaceState(null, '', hash);
