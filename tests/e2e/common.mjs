@@ -1,23 +1,51 @@
-// Shared helpers of the E2E tests: the environment they need, the browser, and the page's
-// usual waits (a model ready, a pair scored).
+// Shared by the E2E tests: what they need from the environment (checked once: a missing variable
+// is a failure saying what to set, never a skipped test or a downgraded comparison), the browser,
+// and the page's usual waits (a model ready, a pair scored).
+//
+//   SR_BENCH_URL     the built site, served by `sr-bench serve --dir www/dist`
+//   SR_BENCH_EXPECT  the CLI's figures on the same files (build.sh writes tests/artifacts/e2e-expect.json)
+//   SR_BENCH_CLI     the native CLI (only for the tests that run it)
+//   CHROMIUM         the browser (default /usr/bin/chromium)
 
+import fs from 'node:fs';
 import { chromium } from 'playwright-core';
+
+const HOW = 'run the e2e tests through `./build.sh test`, or set it by hand (see tests/e2e/common.mjs)';
+
+function required(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: ${HOW}`);
+  return value;
+}
+
+/** The site under test (SR_BENCH_URL), normalised to end in '/'. */
+export function siteUrl() {
+  return new URL(required('SR_BENCH_URL')).href;
+}
+
+/** The CLI's expected figures (SR_BENCH_EXPECT), with every key in `keys` present. */
+export function expected(keys) {
+  const file = required('SR_BENCH_EXPECT');
+  const data = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const missing = keys.filter((k) => data[k] === undefined || data[k] === null);
+  if (missing.length) throw new Error(`${file} lacks ${missing.join(', ')}: ${HOW}`);
+  return data;
+}
+
+/** The native CLI (SR_BENCH_CLI), which must exist. */
+export function cliPath() {
+  const cli = required('SR_BENCH_CLI');
+  if (!fs.existsSync(cli)) throw new Error(`SR_BENCH_CLI=${cli} does not exist: build it (cargo build --release)`);
+  return cli;
+}
 
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 export const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--no-default-browser-check'];
 
-/** The named environment variables' values; a missing one fails the test run with `why`. */
-export function requireEnv(why) {
-  const missing = Object.keys(why).filter((k) => !process.env[k]);
-  if (missing.length) {
-    throw new Error(`E2E: ${missing.map((k) => `${k} is not set (${why[k]})`).join('; ')}`);
-  }
-  return Object.fromEntries(Object.keys(why).map((k) => [k, process.env[k]]));
-}
-
-export function launchChromium() {
-  return chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+/** Headless Chromium with LAUNCH_ARGS and `extraArgs` (e.g. --enable-unsafe-webgpu). */
+export function launchChromium(extraArgs = []) {
+  return chromium.launch({ executablePath: CHROMIUM, args: [...LAUNCH_ARGS, ...extraArgs] });
 }
 
 /** Waits until the page says a model of `dtype` is loaded and ready. */

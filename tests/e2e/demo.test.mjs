@@ -12,8 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { CHROMIUM, expected, siteUrl } from './env.mjs';
+import { expected, launchChromium, siteUrl } from './common.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = path.resolve(HERE, '..', 'artifacts');
@@ -121,11 +120,7 @@ describe('sr-bench web demo', () => {
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--no-default-browser-check'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     watch(context);
     page = await context.newPage();

@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dataValue, launchChromium, requireEnv, typePair, waitModelReady } from './common.mjs';
+import { cliPath, dataValue, launchChromium, siteUrl, typePair, waitModelReady } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODELS = path.join(ROOT, 'www', 'models');
@@ -27,13 +27,10 @@ const B = 'Taylor Swift likes Tom.';
 const PIECES_A = 'Unbelievably, the tokenizer fragments words.';
 const PIECES_B = 'The tokenizer fragments words unbelievably.';
 
-const env = requireEnv({
-  SR_BENCH_URL: 'the built site, served by `sr-bench serve --dir www/dist`',
-  SR_BENCH_CLI: 'the native sr-bench: its `explain --json` is what the heat map must equal',
-});
-const BASE = new URL(env.SR_BENCH_URL).href;
+const BASE = siteUrl();
+const CLI = cliPath();
 
-const cli = (...args) => execFileSync(env.SR_BENCH_CLI, args, { encoding: 'utf8' });
+const cli = (...args) => execFileSync(CLI, args, { encoding: 'utf8' });
 const cliExplain = (file, a, b, ...flags) => JSON.parse(cli('explain', '--model', path.join(MODELS, file), a, b, '--json', ...flags));
 
 /** Rust's word functions, from the same wasm package the page runs (www/pkg). */

@@ -18,8 +18,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { CHROMIUM, cliPath, expected, siteUrl } from './env.mjs';
+import { cliPath, expected, launchChromium, siteUrl } from './common.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..');
@@ -34,8 +33,6 @@ const LLAMA_F32 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.f32.gguf');
 const ACTIVE = 'The chef cooked the meal.';
 const PASSIVE = 'The meal was cooked by the chef.';
 const RUN_TIMEOUT = Number(process.env.SR_BENCH_E2E_RUN_TIMEOUT_MS || 15 * 60_000);
-const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--no-default-browser-check'];
 
 const sha256Of = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
@@ -96,7 +93,7 @@ describe('a model file from this computer, and comparing runs', () => {
 
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     watch(context);
     page = await context.newPage();

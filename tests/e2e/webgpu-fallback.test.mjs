@@ -5,18 +5,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-import { CHROMIUM, siteUrl } from './env.mjs';
+import { launchChromium, siteUrl } from './common.mjs';
 
 const BASE = siteUrl();
 
 test('auto backend falls back to the CPU, with a reason, when WebGPU is unavailable', async () => {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Deliberately no --enable-unsafe-webgpu.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  const browser = await launchChromium(); // deliberately no --enable-unsafe-webgpu
   try {
     const page = await browser.newPage();
     await page.goto(new URL('bench.html?sentences=0', BASE).href);

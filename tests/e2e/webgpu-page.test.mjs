@@ -13,20 +13,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { CHROMIUM, expected, siteUrl } from './env.mjs';
+import { expected, launchChromium, siteUrl } from './common.mjs';
 
 const BASE = siteUrl();
 const EXPECT = expected(['active_passive_cosine']);
 const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'artifacts');
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--no-default-browser-check'];
 const ACTIVE = 'The chef cooked the meal.';
 const PASSIVE = 'The meal was cooked by the chef.';
 
 /** Opens the page in a fresh browser; collects console and page errors. */
-async function openPage(args) {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args });
+async function openPage(extraArgs) {
+  const browser = await launchChromium(extraArgs);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   const errors = [];
   context.on('weberror', (e) => errors.push(`pageerror: ${e.error().message}`));
@@ -74,7 +71,7 @@ describe('backend picker with WebGPU (SwiftShader)', () => {
   let browser;
   let page;
   let errors;
-  before(async () => ({ browser, page, errors } = await openPage([...ARGS, '--enable-unsafe-webgpu'])));
+  before(async () => ({ browser, page, errors } = await openPage(['--enable-unsafe-webgpu'])));
   after(async () => { if (browser) await browser.close(); });
 
   test('WebGPU runs the default model, names the adapter and warns it is software', { timeout: 300_000 }, async (t) => {
@@ -133,7 +130,7 @@ describe('backend picker without a WebGPU adapter', () => {
   let browser;
   let page;
   let errors;
-  before(async () => ({ browser, page, errors } = await openPage(ARGS))); // deliberately no --enable-unsafe-webgpu
+  before(async () => ({ browser, page, errors } = await openPage([]))); // deliberately no --enable-unsafe-webgpu
   after(async () => { if (browser) await browser.close(); });
 
   test('Auto runs on the CPU and says why', { timeout: 300_000 }, async () => {
