@@ -18,6 +18,7 @@ import { exportCsv, exportJson } from './export.js';
 import { messageOf } from '../errors.js';
 import { setupLocalModel } from './local-model.js';
 import { setupCompare } from './compare.js';
+import { setupLesson } from './lesson.js';
 import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
 import { renderMaps } from './explain.js';
 
@@ -131,6 +132,7 @@ async function main() {
   applyShuffleFromUrl(state, u);
   setupLocalModel(state);
   setupCompare(state);
+  setupLesson(state);
 
   updatePlayground(state);
   try {
