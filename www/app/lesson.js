@@ -18,6 +18,16 @@ const cos3 = (x) => x.toFixed(3);
 /** How a cosine reads out loud (MiniLM-class models put most pairs above 0.5). */
 const loudness = (c) => (c >= 0.8 ? 'High' : c >= 0.5 ? 'Fairly high' : 'Low');
 
+/** Scores `pair`; `sameMeaning` says whether a high score is right (green) or wrong (red). */
+async function scoreStep(state, pair, sameMeaning) {
+  const { cosine } = await state.engine.call('similarity', pair);
+  const high = cosine >= 0.5;
+  const why = sameMeaning
+    ? (high ? 'and rightly so: the meaning is the same.' : 'yet the meaning is the same: this model misses a paraphrase.')
+    : (high ? 'but wrongly: the meaning changed and the model barely noticed.' : 'this model notices that the roles changed.');
+  return { score: cosine, verdict: `${loudness(cosine)} — ${why}`, level: high === sameMeaning ? 'same' : 'diff' };
+}
+
 /** Each step: what it shows, its one action, and what the action finds (`run` → the punch line). */
 const STEPS = [
   {
@@ -25,24 +35,14 @@ const STEPS = [
     text: 'Passive voice rewrites the sentence, but the same chef cooks the same meal.',
     pair: PASSIVE,
     action: 'Score it',
-    run: async (state) => {
-      const { cosine } = await state.engine.call('similarity', PASSIVE);
-      const verdict = cosine >= 0.5 ? `${loudness(cosine)} — and rightly so: the meaning is the same.`
-        : `${loudness(cosine)} — yet the meaning is the same: this model misses a paraphrase.`;
-      return { score: cosine, verdict, level: cosine >= 0.5 ? 'same' : 'diff' };
-    },
+    run: (state) => scoreStep(state, PASSIVE, true),
   },
   {
     title: 'Different meaning, same words',
     text: 'Now swap who likes whom. A reader sees a different claim.',
     pair: SWAP,
     action: 'Score it',
-    run: async (state) => {
-      const { cosine } = await state.engine.call('similarity', SWAP);
-      const verdict = cosine >= 0.5 ? `${loudness(cosine)} — but wrongly: the meaning changed and the model barely noticed.`
-        : `${loudness(cosine)} — this model notices that the roles changed.`;
-      return { score: cosine, verdict, level: cosine >= 0.5 ? 'diff' : 'same' };
-    },
+    run: (state) => scoreStep(state, SWAP, false),
   },
   {
     title: 'Why? Every word meets every word',
