@@ -1,4 +1,4 @@
-// Charts (the results' scatter, the compare panel's bars): a thin wrapper around Chart.js
+// Charts (the results' scatter, the compare panel's bars, the layer probe's lines): a thin wrapper around Chart.js
 // (vendor/chart.umd.min.js, served from our own origin, loaded by index.html as a classic
 // deferred script that defines globalThis.Chart).
 
@@ -98,13 +98,17 @@ export function createScatter(canvas) {
 }
 
 /**
- * Grouped bars: one group per run, one bar per score (the compare panel).
+ * A chart of labelled series over shared x labels with a "Spearman ×100" y axis: the compare
+ * panel's bars and the layer probe's lines.
  * @param {HTMLCanvasElement} canvas
+ * @param {'bar'|'line'} type
+ * @param {object} x  the x scale's options (ticks' font is set here)
+ * @param {(s: {label: string, color: string, data: Array<number|null>}) => object} dataset  a Chart.js dataset per series
  */
-export function createBars(canvas) {
+function createSeriesChart(canvas, type, x, dataset) {
   const Chart = chartLib();
   const chart = new Chart(canvas, {
-    type: 'bar',
+    type,
     data: { labels: [], datasets: [] },
     options: {
       animation: false,
@@ -115,7 +119,7 @@ export function createBars(canvas) {
         tooltip: { callbacks: { label: (ctx) => `${ctx.dataset.label}: ${Number(ctx.raw).toFixed(2)}` } },
       },
       scales: {
-        x: { ticks: { color: INK, font: { size: fontSize() } }, grid: { display: false } },
+        x: { ...x, ticks: { color: INK, font: { size: fontSize() } } },
         y: {
           title: { display: true, text: 'Spearman ×100', color: INK },
           ticks: { color: INK, font: { size: fontSize() } },
@@ -126,12 +130,12 @@ export function createBars(canvas) {
   });
   return {
     /**
-     * @param {string[]} labels  one per run
+     * @param {Array<string|number>} labels  the x values
      * @param {Array<{label: string, color: string, data: Array<number|null>}>} series
      */
     update(labels, series) {
       chart.data.labels = labels;
-      chart.data.datasets = series.map((s) => ({ label: s.label, data: s.data, backgroundColor: s.color }));
+      chart.data.datasets = series.map(dataset);
       const size = fontSize();
       chart.options.scales.x.ticks.font = { size };
       chart.options.scales.y.ticks.font = { size };
@@ -139,4 +143,23 @@ export function createBars(canvas) {
     },
     destroy() { chart.destroy(); },
   };
+}
+
+/**
+ * Grouped bars: one group per run, one bar per score (the compare panel).
+ * @param {HTMLCanvasElement} canvas
+ */
+export function createBars(canvas) {
+  return createSeriesChart(canvas, 'bar', { grid: { display: false } },
+    (s) => ({ label: s.label, data: s.data, backgroundColor: s.color }));
+}
+
+/**
+ * Lines over the layers (the layer probe): x = layer 0..L, one line per score.
+ * @param {HTMLCanvasElement} canvas
+ */
+export function createLines(canvas) {
+  return createSeriesChart(canvas, 'line',
+    { title: { display: true, text: 'layer (0 = embedding output)', color: INK }, grid: { color: GRID } },
+    (s) => ({ label: s.label, data: s.data, borderColor: s.color, backgroundColor: s.color, pointRadius: 3, tension: 0 }));
 }

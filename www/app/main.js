@@ -18,6 +18,7 @@ import { exportCsv, exportJson } from './export.js';
 import { messageOf } from '../errors.js';
 import { setupLocalModel } from './local-model.js';
 import { setupCompare } from './compare.js';
+import { exportProbe } from './probes.js';
 
 function setProjector(state, on, scroll = false) {
   document.documentElement.classList.toggle('projector', on);
@@ -74,6 +75,8 @@ function wire(state) {
   $('plot-dim').addEventListener('change', () => renderPlot(state));
   $('export-json').addEventListener('click', () => exportJson(state));
   $('export-csv').addEventListener('click', () => exportCsv(state));
+  $('shuffle-json').addEventListener('click', () => exportProbe(state, 'shuffle')); // issue 13
+  $('layers-json').addEventListener('click', () => exportProbe(state, 'layers'));
   window.addEventListener('hashchange', () => onHashChange(state));
 }
 

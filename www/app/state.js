@@ -36,6 +36,10 @@ export function createState() {
     /** The compare panel's sort (column key, descending?) and bar chart. */
     compareSort: { key: 'relation_avg', descending: true },
     compareChart: null,
+    /** Issue 13: the last run's finished probes (kind → {result, timings, split, seeds, load}, probes.js)
+     * and the layer probe's line chart. */
+    probes: {},
+    layersChart: null,
   };
 }
 

@@ -1,0 +1,111 @@
+// Shared pieces of the E2E tests (issue 13's probes.test.mjs and offline.test.mjs): the
+// environment (which must be set: a missing variable fails the test with a message), the
+// browser, waiting for the model and reading the page's numbers, the CLI, and comparing the
+// page's quick-split table with the CLI's report.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(HERE, '..', '..');
+export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+export const FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
+export const DIMS = ['structure', 'relation'];
+export const ACTIVE = 'The chef cooked the meal.';
+export const PASSIVE = 'The meal was cooked by the chef.';
+export const RUN_TIMEOUT = Number(process.env.SR_BENCH_E2E_RUN_TIMEOUT_MS || 15 * 60_000);
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--no-default-browser-check'];
+
+/** An environment variable the test cannot run without: a clear failure when it is missing. */
+export function required(name, what) {
+  const v = process.env[name];
+  assert.ok(v, `${name} is not set: ${what}`);
+  return v;
+}
+
+/** {base, origin, expect}: the served site and the CLI's expectations (both required). */
+export function siteEnv() {
+  const base = new URL(required('SR_BENCH_URL', 'the E2E needs the built site served (sr-bench serve --dir www/dist)')).href;
+  const expectPath = required('SR_BENCH_EXPECT', 'the E2E compares with the CLI (tests/artifacts/e2e-expect.json)');
+  return { base, origin: new URL(base).origin, expect: JSON.parse(fs.readFileSync(expectPath, 'utf8')) };
+}
+
+export function launchBrowser() {
+  return chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+}
+
+/** Collects console errors, page errors and worker errors of every page of `context`. */
+export function watchErrors(context, errors) {
+  context.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  context.on('weberror', (e) => errors.push(`pageerror: ${e.error().message}`));
+  context.on('page', (p) => {
+    p.on('worker', (w) => w.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`worker console: ${m.text()}`);
+    }));
+  });
+}
+
+/** Loads the default model (q8_0 MiniLM) with the "Load model" button, unless it is loading already. */
+export async function loadDefaultModel(page, dtype = 'q8_0', timeout = 300_000) {
+  await page.waitForFunction(() => document.getElementById('model-select').options.length > 0, null, { timeout: 30_000 });
+  if (await page.evaluate(() => !document.body.dataset.model)) await page.click('#model-load');
+  await page.waitForFunction((d) => document.body.dataset.model === 'ready' &&
+    document.getElementById('model-active').textContent.includes(d), dtype, { timeout });
+}
+
+/** The number in an element's data-value (NaN when empty or missing). */
+export async function dataValue(page, selector) {
+  const v = await page.getAttribute(selector, 'data-value');
+  return v === null || v === '' ? NaN : Number(v);
+}
+
+/** Scores the pair in the playground; the model's cosine as the page holds it. */
+export async function scorePair(page, a, b) {
+  await page.fill('#text-a', a);
+  await page.fill('#text-b', b);
+  await page.waitForSelector('#score-model[data-state="ready"]', { timeout: 120_000 });
+  return dataValue(page, '#score-model');
+}
+
+/** Clicks "Run benchmark" on `split` and waits for the run (and any ticked probes) to end. */
+export async function runBenchmarkInPage(page, split, timeout = RUN_TIMEOUT) {
+  await page.check(`input[name="split"][value="${split}"]`);
+  await page.click('#run');
+  await page.waitForFunction(() => document.body.dataset.run === 'running', null, { timeout: 30_000 });
+  await page.waitForFunction(() => document.body.dataset.run === 'idle', null, { timeout });
+  const msg = await page.textContent('#run-msg');
+  assert.equal(await page.getAttribute('#run-msg', 'data-level'), 'info', `the run ended: ${msg}`);
+  return msg;
+}
+
+/** Asserts the results table and STS-B test equal the CLI's quick report (±0.01 on ×100 Spearman). */
+export async function assertQuickTableEquals(page, cli) {
+  for (const dim of DIMS) {
+    for (const f of [...FILES, 'avg']) {
+      const got = await dataValue(page, `[data-cell="${dim}-${f}"]`);
+      const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
+      assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
+    }
+  }
+  const st = await dataValue(page, '#stsb-test-value');
+  assert.ok(Math.abs(st - cli.stsb_test.spearman) <= 0.01, `STS-B test: browser ${st} vs CLI ${cli.stsb_test.spearman}`);
+}
+
+/** Runs `sr-bench ARGS… --json OUT` (SR_BENCH_CLI) from the repository root; the JSON it wrote. */
+export function cliJson(args) {
+  const cli = required('SR_BENCH_CLI', 'the E2E compares the page with the sr-bench CLI');
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const out = path.join(fs.mkdtempSync(path.join(ARTIFACTS, 'cli-')), 'out.json');
+  try {
+    execFileSync(cli, [...args, '--json', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
+  } catch (e) {
+    throw new Error(`sr-bench ${args.join(' ')} failed: ${String(e.stderr || e.message).trim().split('\n').at(-1)}`);
+  }
+  return JSON.parse(fs.readFileSync(out, 'utf8'));
+}
