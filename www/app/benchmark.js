@@ -96,7 +96,8 @@ export async function runBenchmark(state) {
     // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
     onNotice: (m) => { if (m.backend_status) renderBackend(m.backend_status); },
   });
-  state.run = { id, split, encoder, done: 0, total: 0, phase: 'data' };
+  const run = { id, split, encoder, done: 0, total: 0, phase: 'data' }; // `id` follows the probes
+  state.run = run;
   const probes = tickedProbes();
   state.probes = {};
   renderProbes(state);
@@ -130,7 +131,7 @@ export async function runBenchmark(state) {
       if (err.code === ERR.ENGINE) restartEngine(state);
     }
   } finally {
-    if (state.run && state.run.id === id) state.run = null;
+    if (state.run === run) state.run = null;
     bar.hidden = true;
     stats.textContent = '';
     delete stats.dataset.done;
