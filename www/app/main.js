@@ -19,6 +19,7 @@ import { messageOf } from '../errors.js';
 import { setupLocalModel } from './local-model.js';
 import { setupCompare } from './compare.js';
 import { exportProbe } from './probes.js';
+import { refreshOffline, setupOffline } from './offline.js';
 
 function setProjector(state, on, scroll = false) {
   document.documentElement.classList.toggle('projector', on);
@@ -104,6 +105,8 @@ async function main() {
   wire(state);
   setupLocalModel(state);
   setupCompare(state);
+  setupOffline(state); // issue 13: offline class mode
+  document.addEventListener('sr-bench:model-loaded', () => refreshOffline(state));
 
   updatePlayground(state);
   try {
