@@ -25,8 +25,21 @@ export async function setupOffline(state) {
     return null;
   }
   navigator.serviceWorker.addEventListener('controllerchange', () => refreshOffline(state));
+  // A new build's worker that cannot store every file is dropped by the browser ("redundant").
+  registration.addEventListener('updatefound', () => watchInstall(registration.installing));
+  watchInstall(registration.installing);
   refreshOffline(state);
   return registration;
+}
+
+function watchInstall(worker) {
+  if (!worker) return;
+  worker.addEventListener('statechange', () => {
+    if (worker.state !== 'redundant' || registration.active) return;
+    const line = $('offline-status');
+    line.dataset.ready = 'no';
+    setMessage(line, 'Offline use could not be prepared: the browser could not store all of the app’s files (storage full or the site half-updated). Reload to try again.', 'warning');
+  });
 }
 
 /** The active service worker's answer: {build, stored, total}. */
@@ -46,6 +59,7 @@ async function askShell() {
 export async function refreshOffline(state) {
   if (!registration) return;
   const line = $('offline-status');
+  if (!line.dataset.ready) setMessage(line, 'Preparing offline use: storing the app and the benchmark data in this browser…');
   const shell = await askShell();
   const complete = shell && shell.total > 0 && shell.stored === shell.total;
   const loaded = state.loaded;
