@@ -77,8 +77,9 @@ export async function scorePair(page, a, b) {
 export async function runBenchmarkInPage(page, split, timeout = RUN_TIMEOUT) {
   await page.check(`input[name="split"][value="${split}"]`);
   await page.click('#run');
-  await page.waitForFunction(() => document.body.dataset.run === 'running', null, { timeout: 30_000 });
-  await page.waitForFunction(() => document.body.dataset.run === 'idle', null, { timeout });
+  // Idle again with a final message ("Running …" is the message while a run or a probe goes on).
+  await page.waitForFunction(() => document.body.dataset.run === 'idle' &&
+    !/^Running /.test(document.getElementById('run-msg').textContent), null, { timeout });
   const msg = await page.textContent('#run-msg');
   assert.equal(await page.getAttribute('#run-msg', 'data-level'), 'info', `the run ended: ${msg}`);
   return msg;

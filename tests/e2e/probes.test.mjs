@@ -68,7 +68,7 @@ describe('benchmark-panel probes (issue 13)', () => {
     await assertQuickTableEquals(page, quickReport());
   });
 
-  test('layer probe: every number equals `sr-bench probe layers --json`; the last layer is the ordinary run', { timeout: 60_000 }, async () => {
+  test('layer probe: every number equals `sr-bench probe layers --json`; the last layer is the ordinary run', { timeout: 60_000 }, async (t) => {
     const want = cli.layers;
     assert.ok(want, 'the CLI reference ran');
     assert.equal(await page.isVisible('#probe-layers-box'), true);
@@ -101,6 +101,7 @@ describe('benchmark-panel probes (issue 13)', () => {
     // The download is the probe's JSON: the CLI's shape, the chart's numbers.
     assert.deepEqual(Object.keys(json).filter((k) => k !== 'timings').sort(), Object.keys(want).sort());
     assert.deepEqual(keys.map((k) => json.layers.map((r) => r[k])), chart.data);
+    t.diagnostic(`layer probe in the page: ${json.timings.pairs} pairs in ${(json.timings.probe_ms / 1000).toFixed(1)} s`);
   });
 
   test('word-order probe: the table and the finding equal `sr-bench probe shuffle --seeds 1 --json`', { timeout: 60_000 }, async (t) => {
@@ -124,6 +125,10 @@ describe('benchmark-panel probes (issue 13)', () => {
     // The ordinary STS-B Spearman is the benchmark's own.
     assert.ok(close(want.stsb_test.spearman, await dataValue(page, '#stsb-test-value')));
     t.diagnostic(finding);
+    const [d] = await Promise.all([page.waitForEvent('download'), page.click('#shuffle-json')]);
+    const json = JSON.parse(fs.readFileSync(await d.path(), 'utf8'));
+    assert.equal(json.finding, want.finding, 'the downloaded JSON is the probe\'s');
+    t.diagnostic(`word-order probe (1 seed) in the page: ${json.timings.pairs} pairs in ${(json.timings.probe_ms / 1000).toFixed(1)} s`);
     await page.locator('#probes').screenshot({ path: path.join(ARTIFACTS, 'probes.png') });
   });
 
