@@ -53,7 +53,8 @@ function showProgress(run, m) {
  * run (one progress bar; Cancel stops the probe in flight: `state.run.id` follows it). */
 async function runProbes(state, probes, split, load) {
   for (const { kind, seeds } of probes) {
-    setMessage($('run-msg'), `Running the ${PROBE_LABELS[kind].toLowerCase()} (${split} split${kind === 'shuffle' ? `, ${seeds} seeds` : ''})…`);
+    const seedNote = kind === 'shuffle' ? `, ${seeds} seed${seeds === 1 ? '' : 's'}` : '';
+    setMessage($('run-msg'), `Running the ${PROBE_LABELS[kind].toLowerCase()} (${split} split${seedNote})…`);
     const { id, promise } = state.engine.start('probe', { kind, split, seeds, baseUrl: BASE_URL }, {
       onProgress: (m) => { if (state.run && state.run.id === id) showProgress(state.run, m); },
     });
@@ -121,13 +122,13 @@ export async function runBenchmark(state) {
       setMessage(msg, `${done} Probes done: ${probes.map((p) => PROBE_LABELS[p.kind].toLowerCase()).join(', ')}.`);
     }
   } catch (err) {
+    const what = run.probe ? PROBE_LABELS[run.probe] : 'Benchmark';
     if (err.code === ERR.CANCELLED) {
-      const what = state.run && state.run.probe ? PROBE_LABELS[state.run.probe] : 'Benchmark';
       setMessage(msg, err.reason === 'model-changed'
         ? `${what} cancelled because the model was changed. Run it again for the new model.`
         : `${what} cancelled.`, 'warning');
     } else {
-      setMessage(msg, `The benchmark failed: ${err.message}`, 'error');
+      setMessage(msg, `${what === 'Benchmark' ? 'The benchmark' : `The ${what.toLowerCase()}`} failed: ${err.message}`, 'error');
       if (err.code === ERR.ENGINE) restartEngine(state);
     }
   } finally {
