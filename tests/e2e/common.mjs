@@ -102,11 +102,14 @@ export async function assertQuickTableEquals(page, cli) {
 export function cliJson(args) {
   const cli = required('SR_BENCH_CLI', 'the E2E compares the page with the sr-bench CLI');
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const out = path.join(fs.mkdtempSync(path.join(ARTIFACTS, 'cli-')), 'out.json');
+  const dir = fs.mkdtempSync(path.join(ARTIFACTS, 'cli-'));
+  const out = path.join(dir, 'out.json');
   try {
     execFileSync(cli, [...args, '--json', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
+    return JSON.parse(fs.readFileSync(out, 'utf8'));
   } catch (e) {
     throw new Error(`sr-bench ${args.join(' ')} failed: ${String(e.stderr || e.message).trim().split('\n').at(-1)}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  return JSON.parse(fs.readFileSync(out, 'utf8'));
 }
