@@ -50,4 +50,28 @@ for f in $FILES; do
 done
 cp "$CHART/dist/chart.umd.min.js" "$CHART/dist/chart.umd.min.js.map" "$DIST/vendor/"
 cp "$CHART/LICENSE.md" "$DIST/vendor/chart.js.LICENSE.md"
+# --- issue 13: offline class mode. DIST/sw.js gets the list of files it stores (the page, the
+# engine, the benchmark data, the model list; never the models: see www/sw.js) and a build id
+# from their contents. Hashed from the sources build.sh copies (www/pkg, data/, www/models), so
+# the id is right whether they are in DIST yet or not; a new build means a new id, and the
+# browser replaces the stored copy.
+PRECACHE_SHELL="index.html style.css favicon.svg bench.html $(echo "$SCRIPTS" | tr ' ' '\n' | grep -vx 'sw.js' | tr '\n' ' ')vendor/chart.umd.min.js"
+PRECACHE_DATA="pkg/sr_bench.js pkg/sr_bench_bg.wasm data/sr/stsb.csv data/sr/sickr.csv data/sr/askubuntu.csv data/sr/cqa.csv data/sr/twitter.csv data/sr/biosses.csv data/stsb/stsb-en-test.csv models/manifest.json"
+source_of() {
+  case $1 in
+    vendor/chart.umd.min.js) echo "$CHART/dist/chart.umd.min.js" ;;
+    data/*) echo "$ROOT/$1" ;;
+    *) echo "$WWW/$1" ;;
+  esac
+}
+if command -v sha256sum >/dev/null 2>&1; then SHA="sha256sum"; else SHA="shasum -a 256"; fi
+BUILD_ID=$(for f in $PRECACHE_SHELL $PRECACHE_DATA; do
+  src=$(source_of "$f")
+  if [ -f "$src" ]; then echo "$f $($SHA < "$src" | cut -c1-64)"; else echo "$f missing"; fi
+done | $SHA | cut -c1-16)
+PRECACHE_JSON=$(for f in $PRECACHE_SHELL $PRECACHE_DATA; do printf '"%s",' "$f"; done | sed 's/,$//')
+sed -e "s|^const BUILD = .*|const BUILD = '$BUILD_ID';|" -e "s|^const PRECACHE = .*|const PRECACHE = [$PRECACHE_JSON];|" \
+  "$WWW/sw.js" > "$DIST/sw.js"
+# --- end issue 13: offline class mode
+
 echo "assemble.sh: web demo copied into $DIST (chart.js $(node -p "require('$CHART/package.json').version" 2>/dev/null || echo '?'))"

@@ -147,13 +147,15 @@ export function createBars(canvas) {
 }
 
 /**
- * Lines over the model's layers (the playground's layer-by-layer view): x = layer 0…L.
+ * Lines over the model's layers, x = layer 0…L: the playground's per-pair cosines (the default
+ * axis) and the layer probe's Spearman per layer.
  * @param {HTMLCanvasElement} canvas
+ * @param {{yTitle?: string, digits?: number}} [axis]  the y axis' title and the tooltip's decimals
  */
-export function createLines(canvas) {
-  const chart = seriesChart(canvas, 'line', 4, {
+export function createLines(canvas, { yTitle = 'cosine similarity', digits = 4 } = {}) {
+  const chart = seriesChart(canvas, 'line', digits, {
     x: { title: { display: true, text: 'layer (0 = embedding output)', color: INK }, ticks: { color: INK }, grid: { color: GRID } },
-    y: { title: { display: true, text: 'cosine similarity', color: INK }, ticks: { color: INK }, grid: { color: GRID } },
+    y: { title: { display: true, text: yTitle, color: INK }, ticks: { color: INK }, grid: { color: GRID } },
   });
   return {
     /**

@@ -18,7 +18,8 @@ const GPU_CHUNK_MAX = 64;
 /** Most helpers a request may ask for. */
 const MAX_REQUESTED_WORKERS = 16;
 
-const DATA_PATHS = [...SR_FILES.map((f) => `data/sr/${f}.csv`), 'data/stsb/stsb-en-test.csv'];
+/** The benchmark's data files: the six SR files, then the STS-B test (also the probes' input). */
+export const DATA_PATHS = [...SR_FILES.map((f) => `data/sr/${f}.csv`), 'data/stsb/stsb-en-test.csv'];
 
 async function fetchData(engine, path, baseUrl) {
   if (engine.dataFiles.has(path)) return engine.dataFiles.get(path);
@@ -149,33 +150,56 @@ async function chooseStrategy(engine, msg, model, encoder, progress) {
 
 // ---------------------------------------------------------------- the driver
 
-/** @returns {Promise<import('./protocol.js').EvaluateResult>} */
-export async function evaluate(engine, msg) {
+/**
+ * Registers request `msg` as the engine's one run (a benchmark or a probe: `cancel` stops
+ * either). `end()` must be called when it stops.
+ */
+export function beginRun(engine, msg, what) {
   if (engine.run) throw codedError(ERR.BUSY, 'A benchmark is already running: cancel it first.');
-  const model = requireModel(engine);
-  const info = engine.info;
-  const encoder = msg.encoder || 'model';
   let finished;
   const me = { id: msg.id, cancelled: false, reason: '', done: new Promise((r) => { finished = r; }) };
   engine.run = me;
-  let ev = null;
-  const progress = (phase, done, total, unit, elapsed_ms) =>
-    post({ type: 'progress', id: msg.id, phase, done, total, unit, elapsed_ms });
-  const checkCancel = () => {
-    if (me.cancelled) {
-      const why = me.reason === 'model-changed' ? 'the model was changed' : 'you cancelled it';
-      throw codedError(ERR.CANCELLED, `Benchmark cancelled: ${why}.`, me.reason);
-    }
+  return {
+    me,
+    progress: (phase, done, total, unit, elapsed_ms) =>
+      post({ type: 'progress', id: msg.id, phase, done, total, unit, elapsed_ms }),
+    checkCancel: () => {
+      if (me.cancelled) {
+        const why = me.reason === 'model-changed' ? 'the model was changed' : 'you cancelled it';
+        throw codedError(ERR.CANCELLED, `${what} cancelled: ${why}.`, me.reason);
+      }
+    },
+    end: () => {
+      engine.run = null;
+      finished();
+    },
   };
+}
+
+/** The benchmark's data files (DATA_PATHS order), fetched once per engine, with progress. */
+export async function fetchAllData(engine, baseUrl, { progress, checkCancel }) {
+  const t0 = performance.now();
+  const bytes = [];
+  for (let i = 0; i < DATA_PATHS.length; i++) {
+    progress('data', i, DATA_PATHS.length, 'files', performance.now() - t0);
+    bytes.push(await fetchData(engine, DATA_PATHS[i], baseUrl));
+    checkCancel();
+  }
+  progress('data', DATA_PATHS.length, DATA_PATHS.length, 'files', performance.now() - t0);
+  return bytes;
+}
+
+/** @returns {Promise<import('./protocol.js').EvaluateResult>} */
+export async function evaluate(engine, msg) {
+  const model = requireModel(engine);
+  const run = beginRun(engine, msg, 'Benchmark');
+  const { me, progress, checkCancel } = run;
+  const info = engine.info;
+  const encoder = msg.encoder || 'model';
+  let ev = null;
   try {
     const t0 = performance.now();
-    const bytes = [];
-    for (let i = 0; i < DATA_PATHS.length; i++) {
-      progress('data', i, DATA_PATHS.length, 'files', performance.now() - t0);
-      bytes.push(await fetchData(engine, DATA_PATHS[i], msg.baseUrl));
-      checkCancel();
-    }
-    progress('data', DATA_PATHS.length, DATA_PATHS.length, 'files', performance.now() - t0);
+    const bytes = await fetchAllData(engine, msg.baseUrl, run);
     const t1 = performance.now();
     ev = new Evaluation(msg.split, encoder); // a malformed file throws with code "data"
     SR_FILES.forEach((f, i) => ev.add_sr_file(f, bytes[i]));
@@ -217,7 +241,6 @@ export async function evaluate(engine, msg) {
     };
   } finally {
     if (ev) ev.free();
-    engine.run = null;
-    finished();
+    run.end();
   }
 }

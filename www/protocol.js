@@ -31,7 +31,12 @@
 //               With a model running on WebGPU (Model.is_async) this worker embeds the chunks
 //               itself with Model.embed_async (GPU calls never overlap: a similarity waits for
 //               the current chunk). Otherwise (baseline, one worker, no pool) Evaluation.step here.
-//   cancel      stop the benchmark started by request `target`.
+//   probe       (issue 13) a word-order probe ("shuffle": STS-B test with sentence 2's words
+//               shuffled, seeds 0..seeds, plus the SR variants' sanity row) or the layer probe
+//               ("layers": Spearman per layer), stepped here through the wasm Probe (probe.js);
+//               the result is exactly `sr-bench probe shuffle|layers --json`. It is the engine's
+//               one run, like `evaluate` (code "busy" while one runs; `cancel` stops it).
+//   cancel      stop the benchmark (or probe) started by request `target`.
 //   --- the playground's explainers (issue 13; Rust computes everything, see src/explain/):
 //   explain     the pair's token-pair maps (Model.explain and, for the baseline, Model.explain_static)
 //               and its cosine after each layer for A/B and for A / B's words shuffled. Sent by the
@@ -198,7 +203,26 @@ export const ERR = Object.freeze({
  * @property {string} text
  * @property {number[]} seeds
  */
-/** @typedef {LoadRequest|InspectFileRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|CancelRequest|ExplainRequest|WordOrderRequest|ShuffleScoresRequest} Request */
+// -- issue 13: probes
+/**
+ * @typedef {object} ProbeRequest
+ * @property {'probe'} type
+ * @property {number} id
+ * @property {'shuffle'|'layers'} kind
+ * @property {'quick'|'full'} split  the SR rows (the shuffle probe's sanity row; the layer probe's SR averages)
+ * @property {number} [seeds]        shuffle seeds 0..seeds (at least 1; ignored by "layers")
+ * @property {string} baseUrl
+ */
+/**
+ * @typedef {object} ProbeResult
+ * @property {object} result  `sr-bench probe shuffle|layers --json`: shuffle → {model, dtype,
+ *   stsb_test: {spearman, pearson}, shuffled: {seeds, spearman_mean, spearman_sd, pearson_mean,
+ *   pearson_sd, per_seed}, kept, sr, finding}; layers → {model, dtype, split, pooling, pairs,
+ *   layers: [{layer, structure_avg, relation_avg, stsb_test}], memory} (Spearman ×100)
+ * @property {{total_ms: number, probe_ms: number, pairs: number}} timings
+ */
+// -- end issue 13: probes
+/** @typedef {LoadRequest|InspectFileRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|ProbeRequest|CancelRequest|ExplainRequest|WordOrderRequest|ShuffleScoresRequest} Request */
 
 // ---------------------------------------------------------------- answers (worker → page)
 
@@ -206,10 +230,10 @@ export const ERR = Object.freeze({
  * @typedef {object} ProgressMessage
  * @property {'progress'} type
  * @property {number} id
- * @property {'cache'|'download'|'verify'|'read'|'hash'|'init'|'data'|'prepare'|'evaluate'} phase
+ * @property {'cache'|'download'|'verify'|'read'|'hash'|'init'|'data'|'prepare'|'evaluate'|'probe'} phase
  * @property {number} done
  * @property {number} total      0 when unknown
- * @property {'bytes'|'sentences'|'files'|'steps'|'workers'} unit   ('workers': the pool is starting)
+ * @property {'bytes'|'sentences'|'files'|'steps'|'workers'|'pairs'} unit   ('workers': the pool is starting; 'pairs': a probe)
  * @property {number} elapsed_ms time since this phase started
  */
 /**
@@ -226,7 +250,7 @@ export const ERR = Object.freeze({
  * @property {'result'} type
  * @property {number} id
  * @property {Request['type']} op
- * @property {LoadResult|InspectFileResult|SimilarityResult|EmbedResult|EvaluateResult|{cancelled: boolean}} value
+ * @property {LoadResult|InspectFileResult|SimilarityResult|EmbedResult|EvaluateResult|ProbeResult|{cancelled: boolean}} value
  */
 /**
  * @typedef {object} ErrorMessage

@@ -9,6 +9,7 @@ import { loadModelBytes } from './cache.js';
 import { inspectFile, readLocalFile } from './local-file.js';
 import { compileWasm } from './pool.js';
 import { evaluate } from './evaluate.js';
+import { probe } from './probe.js';
 import {
   backendStatus, cancelRun, createEngineState, dropPool, exclusive, post, requireModel, toPlain, yieldToEvents,
 } from './engine-state.js';
@@ -214,5 +215,6 @@ serve(self, {
   similarity: onSimilarity,
   embed: onEmbed,
   evaluate: (msg) => evaluate(engine, msg),
+  probe: (msg) => probe(engine, msg), // issue 13: word-order and layer probes (probe.js)
   cancel: onCancel,
 });

@@ -1,14 +1,28 @@
 // Shared by the E2E tests: what they need from the environment (checked once: a missing variable
 // is a failure saying what to set, never a skipped test or a downgraded comparison), the browser,
-// and the page's usual waits (a model ready, a pair scored).
+// the page's usual waits (a model ready, a pair scored, a run ended), the CLI, and comparing the
+// page's quick-split table with the CLI's report.
 //
 //   SR_BENCH_URL     the built site, served by `sr-bench serve --dir www/dist`
 //   SR_BENCH_EXPECT  the CLI's figures on the same files (build.sh writes tests/artifacts/e2e-expect.json)
 //   SR_BENCH_CLI     the native CLI (only for the tests that run it)
 //   CHROMIUM         the browser (default /usr/bin/chromium)
 
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(HERE, '..', '..');
+export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+export const FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
+export const DIMS = ['structure', 'relation'];
+export const ACTIVE = 'The chef cooked the meal.';
+export const PASSIVE = 'The meal was cooked by the chef.';
+export const RUN_TIMEOUT = Number(process.env.SR_BENCH_E2E_RUN_TIMEOUT_MS || 15 * 60_000);
 
 const HOW = 'run the e2e tests through `./build.sh test`, or set it by hand (see tests/e2e/common.mjs)';
 
@@ -65,4 +79,78 @@ export async function typePair(page, a, b) {
 export async function dataValue(page, selector) {
   const v = await page.getAttribute(selector, 'data-value');
   return v === null || v === '' ? NaN : Number(v);
+}
+
+/** {base, origin, expect}: the served site and the CLI's expectations (both required). */
+export function siteEnv() {
+  const base = siteUrl();
+  return { base, origin: new URL(base).origin, expect: expected(['active_passive_cosine', 'quick_report']) };
+}
+
+/** Collects console errors, page errors and worker errors of every page of `context`. */
+export function watchErrors(context, errors) {
+  context.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  context.on('weberror', (e) => errors.push(`pageerror: ${e.error().message}`));
+  context.on('page', (p) => {
+    p.on('worker', (w) => w.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`worker console: ${m.text()}`);
+    }));
+  });
+}
+
+/** Loads the default model (q8_0 MiniLM) with the "Load model" button, unless it is loading already. */
+export async function loadDefaultModel(page, dtype = 'q8_0', timeout = 300_000) {
+  await page.waitForFunction(() => document.getElementById('model-select').options.length > 0, null, { timeout: 30_000 });
+  if (await page.evaluate(() => !document.body.dataset.model)) await page.click('#model-load');
+  await page.waitForFunction((d) => document.body.dataset.model === 'ready' &&
+    document.getElementById('model-active').textContent.includes(d), dtype, { timeout });
+}
+
+/** Scores the pair in the playground; the model's cosine as the page holds it. */
+export async function scorePair(page, a, b) {
+  await page.fill('#text-a', a);
+  await page.fill('#text-b', b);
+  await page.waitForSelector('#score-model[data-state="ready"]', { timeout: 120_000 });
+  return dataValue(page, '#score-model');
+}
+
+/** Clicks "Run benchmark" on `split` and waits for the run (and any ticked probes) to end. */
+export async function runBenchmarkInPage(page, split, timeout = RUN_TIMEOUT) {
+  await page.check(`input[name="split"][value="${split}"]`);
+  await page.click('#run');
+  // Idle again with a final message ("Running …" is the message while a run or a probe goes on).
+  await page.waitForFunction(() => document.body.dataset.run === 'idle' &&
+    !/^Running /.test(document.getElementById('run-msg').textContent), null, { timeout });
+  const msg = await page.textContent('#run-msg');
+  assert.equal(await page.getAttribute('#run-msg', 'data-level'), 'info', `the run ended: ${msg}`);
+  return msg;
+}
+
+/** Asserts the results table and STS-B test equal the CLI's quick report (±0.01 on ×100 Spearman). */
+export async function assertQuickTableEquals(page, cli) {
+  for (const dim of DIMS) {
+    for (const f of [...FILES, 'avg']) {
+      const got = await dataValue(page, `[data-cell="${dim}-${f}"]`);
+      const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
+      assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
+    }
+  }
+  const st = await dataValue(page, '#stsb-test-value');
+  assert.ok(Math.abs(st - cli.stsb_test.spearman) <= 0.01, `STS-B test: browser ${st} vs CLI ${cli.stsb_test.spearman}`);
+}
+
+/** Runs `sr-bench ARGS… --json OUT` (SR_BENCH_CLI) from the repository root; the JSON it wrote. */
+export function cliJson(args) {
+  const cli = cliPath();
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(ARTIFACTS, 'cli-'));
+  const out = path.join(dir, 'out.json');
+  try {
+    execFileSync(cli, [...args, '--json', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
+    return JSON.parse(fs.readFileSync(out, 'utf8'));
+  } catch (e) {
+    throw new Error(`sr-bench ${args.join(' ')} failed: ${String(e.stderr || e.message).trim().split('\n').at(-1)}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -7,11 +7,28 @@ import { renderBackend } from './backend.js';
 import { renderResults } from './results.js';
 import { restartEngine } from './engine.js';
 import { recordRun } from './compare.js';
+import { PROBE_LABELS, renderProbes, tickedProbes } from './probes.js';
 
 function setRunning(running) {
   $('cancel').disabled = !running;
   $('run').classList.toggle('busy', running);
   document.body.dataset.run = running ? 'running' : 'idle';
+}
+
+/** Counted progress (sentences or pairs): the bar, "done of total unit", the rate and ETA. */
+function showCounted(run, m, label, unit, withRate) {
+  const bar = $('run-progress');
+  const stats = $('run-stats');
+  run.done = m.done;
+  run.total = m.total;
+  bar.max = Math.max(1, m.total);
+  bar.value = m.done;
+  const rate = m.elapsed_ms > 0 ? m.done / (m.elapsed_ms / 1000) : 0;
+  const eta = rate > 0 ? ((m.total - m.done) / rate) * 1000 : NaN;
+  stats.textContent = `${label}${nf0.format(m.done)} of ${nf0.format(m.total)} ${unit}` +
+    (rate > 0 ? `${withRate ? ` · ${rate.toFixed(1)} ${unit}/s` : ''} · about ${formatDuration(eta)} left` : '');
+  stats.dataset.done = String(m.done);
+  stats.dataset.total = String(m.total);
 }
 
 function showProgress(run, m) {
@@ -25,16 +42,26 @@ function showProgress(run, m) {
   } else if (m.phase === 'prepare' && m.unit === 'workers') {
     stats.textContent = `Starting ${m.total} engine workers (one per core)…`;
   } else if (m.phase === 'evaluate') {
-    run.done = m.done;
-    run.total = m.total;
-    bar.max = Math.max(1, m.total);
-    bar.value = m.done;
-    const rate = m.elapsed_ms > 0 ? m.done / (m.elapsed_ms / 1000) : 0;
-    const eta = rate > 0 ? ((m.total - m.done) / rate) * 1000 : NaN;
-    stats.textContent = `${nf0.format(m.done)} of ${nf0.format(m.total)} sentences` +
-      (rate > 0 ? ` · ${rate.toFixed(1)} sentences/s · about ${formatDuration(eta)} left` : '');
-    stats.dataset.done = String(m.done);
-    stats.dataset.total = String(m.total);
+    showCounted(run, m, '', 'sentences', true);
+  } else if (m.phase === 'probe') { // issue 13: a probe after the benchmark
+    showCounted(run, m, `${PROBE_LABELS[run.probe]}: `, 'pairs', false);
+    stats.dataset.probe = run.probe;
+  }
+}
+
+/** Issue 13: runs each ticked probe on the loaded model, one after the other, as the same
+ * run (one progress bar; Cancel stops the probe in flight: `state.run.id` follows it). */
+async function runProbes(state, probes, split, load) {
+  for (const { kind, seeds } of probes) {
+    const seedNote = kind === 'shuffle' ? `, ${seeds} seed${seeds === 1 ? '' : 's'}` : '';
+    setMessage($('run-msg'), `Running the ${PROBE_LABELS[kind].toLowerCase()} (${split} split${seedNote})…`);
+    const { id, promise } = state.engine.start('probe', { kind, split, seeds, baseUrl: BASE_URL }, {
+      onProgress: (m) => { if (state.run && state.run.id === id) showProgress(state.run, m); },
+    });
+    Object.assign(state.run, { id, probe: kind, done: 0, total: 0, phase: 'data' });
+    const value = await promise;
+    state.probes[kind] = { result: value.result, timings: value.timings, split, seeds, load };
+    renderProbes(state);
   }
 }
 
@@ -70,7 +97,11 @@ export async function runBenchmark(state) {
     // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
     onNotice: (m) => { if (m.backend_status) renderBackend(m.backend_status); },
   });
-  state.run = { id, split, encoder, done: 0, total: 0, phase: 'data' };
+  const run = { id, split, encoder, done: 0, total: 0, phase: 'data' }; // `id` follows the probes
+  state.run = run;
+  const probes = tickedProbes();
+  state.probes = {};
+  renderProbes(state);
   setRunning(true);
   try {
     const value = await promise;
@@ -85,21 +116,28 @@ export async function runBenchmark(state) {
         (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
     renderResults(state);
     recordRun(state, state.result);
+    if (probes.length) {
+      const done = msg.textContent;
+      await runProbes(state, probes, split, load);
+      setMessage(msg, `${done} Probes done: ${probes.map((p) => PROBE_LABELS[p.kind].toLowerCase()).join(', ')}.`);
+    }
   } catch (err) {
+    const what = run.probe ? PROBE_LABELS[run.probe] : 'Benchmark';
     if (err.code === ERR.CANCELLED) {
       setMessage(msg, err.reason === 'model-changed'
-        ? 'Benchmark cancelled because the model was changed. Run it again for the new model.'
-        : 'Benchmark cancelled.', 'warning');
+        ? `${what} cancelled because the model was changed. Run it again for the new model.`
+        : `${what} cancelled.`, 'warning');
     } else {
-      setMessage(msg, `The benchmark failed: ${err.message}`, 'error');
+      setMessage(msg, `${what === 'Benchmark' ? 'The benchmark' : `The ${what.toLowerCase()}`} failed: ${err.message}`, 'error');
       if (err.code === ERR.ENGINE) restartEngine(state);
     }
   } finally {
-    if (state.run && state.run.id === id) state.run = null;
+    if (state.run === run) state.run = null;
     bar.hidden = true;
     stats.textContent = '';
     delete stats.dataset.done;
     delete stats.dataset.total;
+    delete stats.dataset.probe;
     setRunning(false);
   }
 }

@@ -39,6 +39,8 @@ function applyShuffleFromUrl(state, u) {
   const seed = parseSeed(u.shuffle);
   if (seed !== null && $('text-a').value.trim()) applyShuffle(state, seed, (text) => setB(state, text));
 }
+import { exportProbe } from './probes.js';
+import { refreshOffline, setupOffline } from './offline.js';
 
 function setProjector(state, on, scroll = false) {
   document.documentElement.classList.toggle('projector', on);
@@ -102,6 +104,8 @@ function wire(state) {
   $('plot-dim').addEventListener('change', () => renderPlot(state));
   $('export-json').addEventListener('click', () => exportJson(state));
   $('export-csv').addEventListener('click', () => exportCsv(state));
+  $('shuffle-json').addEventListener('click', () => exportProbe(state, 'shuffle')); // issue 13
+  $('layers-json').addEventListener('click', () => exportProbe(state, 'layers'));
   window.addEventListener('hashchange', () => onHashChange(state));
 }
 
@@ -133,6 +137,8 @@ async function main() {
   setupLocalModel(state);
   setupCompare(state);
   setupLesson(state);
+  setupOffline(state); // issue 13: offline class mode
+  document.addEventListener('sr-bench:model-loaded', () => refreshOffline(state));
 
   updatePlayground(state);
   try {

@@ -153,6 +153,7 @@ export async function loadModel(state, entry, local = null) {
     $('model-active').textContent = `${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`;
     renderBackend(value.backend_status);
     document.body.dataset.model = 'ready';
+    document.dispatchEvent(new Event('sr-bench:model-loaded')); // e.g. offline.js updates its line
   } catch (err) {
     if (err.code === ERR.SUPERSEDED || state.loadingKey !== key) return;
     state.loadingKey = null;

@@ -45,8 +45,12 @@ export function createState() {
     swapPick: null,
     /** The A the "Shuffle 20×" strip was made for (null: no strip). */
     stripFor: null,
-    /** The layer-by-layer line chart (charts.js), made on first use. */
+    /** The playground's layer-by-layer line chart (charts.js), made on first use. */
     layersChart: null,
+    /** The last run's finished probes (kind → {result, timings, split, seeds, load}, probes.js). */
+    probes: {},
+    /** The layer probe's line chart (Spearman per layer), made on first use. */
+    probeLayersChart: null,
   };
 }
 
