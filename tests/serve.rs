@@ -2,6 +2,8 @@
 //! per-request deadline, the connection bound (503 beyond it, memory and threads bounded), the
 //! symlink rule, and the security headers on every response.
 
+mod cli_common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -17,7 +19,7 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, workers: usize, deadline_s: f64) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        let mut child = Command::new(cli_common::binary())
             .args(["serve", "--port", "0", "--dir"])
             .arg(dir)
             .args(["--workers", &workers.to_string()])
@@ -59,9 +61,7 @@ impl Drop for Server {
 
 /// A fresh folder with an index.html, and the folder itself.
 fn site(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("sr-bench-serve-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
+    let root = cli_common::temp_dir("serve", name);
     std::fs::write(root.join("index.html"), "<p>hello</p>").unwrap();
     root
 }

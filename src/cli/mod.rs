@@ -190,6 +190,14 @@ enum Command {
         /// Print CSV instead (one header line, one line per report).
         #[arg(long)]
         csv: bool,
+        /// Check each report against a reference measurement in tests/fixtures/sr-scores.json
+        /// (sentence_transformers_fp32 or onnx_int8_onnxruntime): every SR cell, and STS-B
+        /// test for sentence-transformers; fails when one is outside --tolerance.
+        #[arg(long, conflicts_with = "csv")]
+        reference: Option<String>,
+        /// Largest |report - reference| allowed, Spearman x100 (with --reference).
+        #[arg(long, default_value_t = 0.05, requires = "reference")]
+        tolerance: f64,
     },
 }
 
@@ -349,7 +357,15 @@ fn run(cli: Cli) -> Result<()> {
             backend,
             load,
         } => bench::bench(&models, &data, sentences, batch_size, backend, &load)?,
-        Command::Compare { reports, csv } => compare::compare(&reports, csv)?,
+        Command::Compare {
+            reports,
+            csv,
+            reference,
+            tolerance,
+        } => match reference {
+            Some(reference) => compare::check(&reports, &reference, tolerance)?,
+            None => compare::compare(&reports, csv)?,
+        },
     }
     Ok(())
 }
