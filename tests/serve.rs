@@ -149,7 +149,8 @@ fn a_client_trickling_its_request_is_cut_off_at_the_deadline() {
         "cut off after {cut_after:?}, deadline 1 s"
     );
     println!("trickling client cut off after {cut_after:.2?} (deadline 1 s)");
-    drop(stream);
+    // Closed: the trickling thread's next write fails and it ends.
+    let _ = stream.shutdown(std::net::Shutdown::Both);
     trickle.join().unwrap();
     // The worker is free again.
     assert!(request(server.port, "GET / HTTP/1.1")
