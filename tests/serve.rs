@@ -8,7 +8,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 /// A running `sr-bench serve`; killed when dropped.
@@ -42,6 +41,7 @@ impl Server {
     }
 
     /// `Threads` and `VmRSS` (KB) of the server process, from /proc.
+    #[cfg(target_os = "linux")]
     fn threads_and_rss_kb(&self) -> (u64, u64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         let field = |name: &str| -> u64 {
@@ -184,10 +184,36 @@ fn a_client_that_stops_reading_is_cut_off_at_the_deadline() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+/// Raises this process's soft open-file limit to `want` (within the hard limit): the soft
+/// limit is 1,024 on many systems, and the burst test holds 1,000 client sockets at once.
+#[cfg(target_os = "linux")]
+fn raise_open_file_limit(want: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit for the calls to read and write.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        if limit.rlim_cur < want {
+            limit.rlim_cur = want.min(limit.rlim_max);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+        }
+    }
+    assert!(
+        limit.rlim_cur >= want,
+        "the test needs {want} open files; the hard limit is {}",
+        limit.rlim_max
+    );
+}
+
+#[cfg(target_os = "linux")]
 #[test]
 fn a_thousand_concurrent_connections_are_answered_or_refused_with_bounded_threads_and_memory() {
+    use std::sync::{Arc, Barrier};
     const CLIENTS: usize = 1000;
     const WORKERS: usize = 8;
+    raise_open_file_limit(CLIENTS as u64 + 100);
     let root = site("burst");
     std::fs::write(root.join("data.bin"), vec![3u8; 100_000]).unwrap();
     let server = Server::start(&root, WORKERS, 10.0);
