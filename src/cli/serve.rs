@@ -223,9 +223,14 @@ fn refuse(stream: TcpStream) {
         "busy: too many connections",
         "Retry-After: 1\r\n",
     );
+    // At most 64 KB: a client sending without pause cannot keep the accepting thread here.
     let drain = |mut s: &TcpStream| {
         let mut sink = [0u8; 4096];
-        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+        for _ in 0..16 {
+            if !matches!(s.read(&mut sink), Ok(n) if n > 0) {
+                break;
+            }
+        }
     };
     if stream.set_nonblocking(true).is_ok() {
         drain(&stream);
@@ -242,11 +247,14 @@ fn work(root: &Path, queue: &Mutex<mpsc::Receiver<(TcpStream, Instant)>>) {
         let Ok(Ok((stream, deadline))) = next else {
             return;
         };
-        if let Err(e) = handle(root, stream, deadline) {
+        match handle(root, stream, deadline) {
             // A browser that drops a connection it no longer needs is not an error.
-            if !matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) {
-                eprintln!("request failed: {e}");
+            Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {}
+            Err(e) if e.kind() == ErrorKind::TimedOut => {
+                eprintln!("request cut off at its deadline")
             }
+            Err(e) => eprintln!("request failed: {e}"),
+            Ok(()) => {}
         }
     }
 }

@@ -94,6 +94,12 @@ pub struct PaperReference {
     pub stsb_test_spearman: Option<f64>,
 }
 
+/// Whether the table's `name` is `model`: case-insensitively, on `model`'s last path segment
+/// (`"sentence-transformers/all-MiniLM-L6-v2"` is `all-MiniLM-L6-v2`).
+fn same_model(name: &str, model: &str) -> bool {
+    name.eq_ignore_ascii_case(model.rsplit('/').next().unwrap_or(model))
+}
+
 /// The reference measurements the reports are checked against (`tests/fixtures/sr-scores.json`).
 pub const REFERENCES: [&str; 2] = ["sentence_transformers_fp32", "onnx_int8_onnxruntime"];
 
@@ -103,12 +109,11 @@ pub const REFERENCES: [&str; 2] = ["sentence_transformers_fp32", "onnx_int8_onnx
 /// reference or model.
 pub fn reference_spearman(reference: &str, model: &str) -> Option<ReferenceSpearman> {
     let fixture: serde_json::Value = serde_json::from_str(SCORES_FIXTURE).ok()?;
-    let wanted = model.rsplit('/').next().unwrap_or(model);
     let (name, row) = fixture
         .get(reference)?
         .as_object()?
         .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(wanted))?;
+        .find(|(name, _)| same_model(name, model))?;
     let dimension = |dim: &str| -> Option<Vec<f64>> {
         crate::eval::SR_FILES
             .iter()
@@ -142,11 +147,10 @@ pub struct ReferenceSpearman {
 /// does not have it.
 pub fn paper_reference(model: &str) -> Option<PaperReference> {
     let table: PaperTable4File = serde_json::from_str(PAPER_TABLE4).ok()?;
-    let wanted = model.rsplit('/').next().unwrap_or(model);
     let (name, table4) = table
         .paper_table4
         .into_iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(wanted))?;
+        .find(|(name, _)| same_model(name, model))?;
     let stsb_test_spearman =
         reference_spearman("sentence_transformers_fp32", &name).and_then(|r| r.stsb_test);
     Some(PaperReference {
