@@ -59,7 +59,7 @@ sleep 0.5
 FULL=${FULL:-1} node bench/compare-transformersjs.mjs "http://127.0.0.1:$port/"
 if [ "${FULL:-1}" != 0 ]; then
   echo; echo "== transformers.js' SR Spearman vs onnxruntime int8 (tests/fixtures/sr-scores.json), tolerance ±0.5"
-  node bench/compare.mjs bench/out/tjs-full.json onnx_int8_onnxruntime 0.5 || true
+  "$CLI" compare --reference onnx_int8_onnxruntime --tolerance 0.5 bench/out/tjs-full.json || true
   echo; echo "== sr-bench q8_0 (pool) SR Spearman vs sentence-transformers fp32, tolerance ±0.5"
-  node bench/compare.mjs bench/out/srbench-full.json sentence_transformers_fp32 0.5 || true
+  "$CLI" compare --reference sentence_transformers_fp32 --tolerance 0.5 bench/out/srbench-full.json || true
 fi

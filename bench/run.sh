@@ -32,6 +32,6 @@ for model in $FULL_MODELS; do
     echo; echo "== native: $model full SR split + STS-B test ($dtype), wall time"
     /usr/bin/time -f "wall %e s, peak RSS %M KB" "$CLI" eval --model "www/models/$model.$dtype.gguf" \
       --data data --split full --json "bench/out/full-$model-$dtype.json"
-    node bench/compare.mjs "bench/out/full-$model-$dtype.json" sentence_transformers_fp32 "$tol"
+    "$CLI" compare --reference sentence_transformers_fp32 --tolerance "$tol" "bench/out/full-$model-$dtype.json"
   done
 done

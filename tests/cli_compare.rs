@@ -170,3 +170,54 @@ fn a_file_that_is_not_a_report_is_named_with_the_missing_field() {
     assert!(!ok && stderr.contains("REPORT"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn compare_reference_passes_within_the_tolerance_and_fails_outside_it() {
+    let dir = temp_dir("reference");
+    let reference =
+        sr_bench::eval::reference_spearman("sentence_transformers_fp32", MODEL).unwrap();
+    // The reference's own cells, structure/stsb moved by +0.03.
+    let cells = |values: &[f64], shift: f64| -> Value {
+        let mut cells = serde_json::Map::new();
+        for (i, (file, v)) in FILES.iter().zip(values).enumerate() {
+            let v = if i == 0 { v + shift } else { *v };
+            cells.insert(
+                file.to_string(),
+                serde_json::json!({ "n": 1, "spearman": v }),
+            );
+        }
+        cells.insert("avg_spearman".into(), 0.0.into());
+        Value::Object(cells)
+    };
+    let report = serde_json::json!({"model": MODEL, "dtype": "f32", "split": "full",
+        "results": {"structure": cells(&reference.structure, 0.03),
+                    "relation": cells(&reference.relation, 0.0)},
+        "stsb_test": {"spearman": reference.stsb_test.unwrap()}});
+    let path = dir.join("report.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    let check = |tolerance: &str| {
+        sr_bench(&[
+            "compare",
+            "--reference",
+            "sentence_transformers_fp32",
+            "--tolerance",
+            tolerance,
+            path,
+        ])
+    };
+    let (ok, stdout, stderr) = check("0.05");
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(stdout.matches("  ok").count(), 13, "{stdout}");
+    assert!(stdout.contains("max |delta| = 0.03"), "{stdout}");
+    let (ok, stdout, stderr) = check("0.01");
+    assert!(!ok, "0.03 is outside ±0.01: {stdout}");
+    let outside: Vec<&str> = stdout.lines().filter(|l| l.ends_with("OUTSIDE")).collect();
+    assert_eq!(outside.len(), 1, "{stdout}");
+    assert!(outside[0].starts_with("structure/stsb"), "{stdout}");
+    assert!(
+        stderr.contains("outside ±0.01 of sentence_transformers_fp32"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::eval::{compare_csv, compare_row, compare_table};
+use crate::eval::{check_against_reference, compare_csv, compare_row, compare_table, CompareRow};
 
-/// Reads each report (errors name the file and the missing field) and prints the table, or CSV.
-pub(super) fn compare(reports: &[PathBuf], csv: bool) -> Result<()> {
-    let rows = reports
+/// Reads each report (errors name the file and the missing field).
+fn read_rows(reports: &[PathBuf]) -> Result<Vec<CompareRow>> {
+    reports
         .iter()
         .map(|path| {
             let bytes = super::read_file(path)?;
@@ -16,7 +16,30 @@ pub(super) fn compare(reports: &[PathBuf], csv: bool) -> Result<()> {
                 .with_context(|| format!("{} is not JSON", path.display()))?;
             compare_row(&json).with_context(|| format!("{}", path.display()))
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+/// Prints every report's cells against `reference`; an error when one leaves `tolerance`.
+pub(super) fn check(reports: &[PathBuf], reference: &str, tolerance: f64) -> Result<()> {
+    let mut outside = Vec::new();
+    for row in read_rows(reports)? {
+        let check = check_against_reference(&row, reference, tolerance)?;
+        println!("{}", check.table());
+        if !check.passed() {
+            outside.push(row.label);
+        }
+    }
+    anyhow::ensure!(
+        outside.is_empty(),
+        "outside ±{tolerance} of {reference}: {}",
+        outside.join("; ")
+    );
+    Ok(())
+}
+
+/// Prints the reports side by side, or as CSV.
+pub(super) fn compare(reports: &[PathBuf], csv: bool) -> Result<()> {
+    let rows = read_rows(reports)?;
     if csv {
         print!("{}", compare_csv(&rows)?);
     } else {

@@ -10,7 +10,7 @@ mod serve;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -150,8 +150,15 @@ enum Command {
         /// Folder to serve.
         #[arg(long, default_value = "www/dist")]
         dir: PathBuf,
+        /// Port on 127.0.0.1; 0 picks a free one (printed).
         #[arg(long, default_value_t = 8080)]
         port: u16,
+        /// Requests served at once (one thread each); as many more may wait, beyond that 503.
+        #[arg(long, default_value_t = serve::Limits::default().workers)]
+        workers: usize,
+        /// Seconds one request may take in all, from accept to the last byte sent.
+        #[arg(long, default_value_t = serve::Limits::default().deadline.as_secs_f64())]
+        deadline: f64,
     },
     /// Benchmark: model load time and sentences/s embedding SR sentences in batches.
     Bench {
@@ -183,6 +190,14 @@ enum Command {
         /// Print CSV instead (one header line, one line per report).
         #[arg(long)]
         csv: bool,
+        /// Check each report against a reference measurement in tests/fixtures/sr-scores.json
+        /// (sentence_transformers_fp32 or onnx_int8_onnxruntime): every SR cell, and STS-B
+        /// test for sentence-transformers; fails when one is outside --tolerance.
+        #[arg(long, conflicts_with = "csv")]
+        reference: Option<String>,
+        /// Largest |report - reference| allowed, Spearman x100 (with --reference).
+        #[arg(long, default_value_t = 0.05, requires = "reference")]
+        tolerance: f64,
     },
 }
 
@@ -318,7 +333,22 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Explain(args) => explain::run(args)?,
         Command::Probe(args) => probe::run(args)?,
-        Command::Serve { dir, port } => serve::serve(&dir, port)?,
+        Command::Serve {
+            dir,
+            port,
+            workers,
+            deadline,
+        } => {
+            anyhow::ensure!(
+                deadline.is_finite() && deadline > 0.0,
+                "--deadline must be a positive number of seconds"
+            );
+            let limits = serve::Limits {
+                workers,
+                deadline: Duration::from_secs_f64(deadline),
+            };
+            serve::serve(&dir, port, limits)?
+        }
         Command::Bench {
             models,
             data,
@@ -327,7 +357,15 @@ fn run(cli: Cli) -> Result<()> {
             backend,
             load,
         } => bench::bench(&models, &data, sentences, batch_size, backend, &load)?,
-        Command::Compare { reports, csv } => compare::compare(&reports, csv)?,
+        Command::Compare {
+            reports,
+            csv,
+            reference,
+            tolerance,
+        } => match reference {
+            Some(reference) => compare::check(&reports, &reference, tolerance)?,
+            None => compare::compare(&reports, csv)?,
+        },
     }
     Ok(())
 }

@@ -1,19 +1,28 @@
 //! `sr-bench serve`: the demo's static files over HTTP on 127.0.0.1.
 //!
-//! Sends correct MIME types (`application/wasm` for streaming compilation), the site's
-//! Content-Security-Policy, and COOP/COEP so the page is cross-origin isolated.
+//! Sends correct MIME types (`application/wasm` for streaming compilation), and on every
+//! response (errors included) the site's Content-Security-Policy, `nosniff`, and COOP/COEP so
+//! the page is cross-origin isolated.
 //!
-//! One request per connection (`Connection: close`), one thread per connection, on std's
-//! `TcpListener`. Why not tiny_http (used before): with Chromium's keep-alive connections it
-//! left about one page load in 10–25 with a request unread on its socket (seen with `ss`:
-//! Recv-Q 575 on an established connection), hanging the page; a server that keeps no
-//! connection state has nothing to get wrong there, and static GETs need nothing more.
+//! One request per connection (`Connection: close`) on std's `TcpListener`. Why not tiny_http
+//! (used before): with Chromium's keep-alive connections it left about one page load in 10–25
+//! with a request unread on its socket (seen with `ss`: Recv-Q 575 on an established
+//! connection), hanging the page; a server that keeps no connection state has nothing to get
+//! wrong there, and static GETs need nothing more.
+//!
+//! Bounded like a real server ([`Limits`]): a fixed pool of worker threads with a queue as long
+//! as the pool; a connection arriving when both are full is answered 503 at once by the
+//! accepting thread (never a thread of its own). Every request has one deadline from accept
+//! to the last byte sent, so a client trickling its request (or reading the response a byte at
+//! a time) is cut off when it passes. Files are resolved after following symlinks and must lie
+//! inside the served folder.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::mpsc::{self, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -39,7 +48,29 @@ fn mime_type(path: &Path) -> &'static str {
     }
 }
 
-/// Maps a URL path to a file under `root`, refusing anything that escapes it.
+/// How much one server holds at once and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Requests served at once, one worker thread each; as many more connections may wait in
+    /// the queue, so at most `2 × workers` are open and any beyond get 503.
+    pub workers: usize,
+    /// The whole request, from accept to the last byte of the response, must fit in this.
+    pub deadline: Duration,
+}
+
+impl Default for Limits {
+    /// 32 workers (a page load opens ~6 connections per tab); 120 s, enough for the largest
+    /// model file (436 MB) over loopback many times over.
+    fn default() -> Self {
+        Limits {
+            workers: 32,
+            deadline: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Maps a URL path to a file under `root` (canonical), refusing anything that escapes it:
+/// `..` in the URL, or a symlink whose target lies outside `root`.
 fn resolve(root: &Path, url: &str) -> Option<PathBuf> {
     let path = url.split(['?', '#']).next().unwrap_or("/");
     let mut out = root.to_path_buf();
@@ -53,93 +84,220 @@ fn resolve(root: &Path, url: &str) -> Option<PathBuf> {
     if out.is_dir() {
         out.push("index.html");
     }
-    out.is_file().then_some(out)
+    let real = out.canonicalize().ok()?;
+    (real.starts_with(root) && real.is_file()).then_some(real)
 }
 
 /// Longest request head we read (request line + headers); browsers send ~1 KB.
 const MAX_HEAD_BYTES: u64 = 16 * 1024;
-/// A client that stops sending mid-request does not hold its thread forever.
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A connection whose every read and write must finish before `deadline`: each call's timeout
+/// is the time left, so a client that keeps sending (or reading) a byte at a time cannot
+/// stretch the request past it, as a per-call timeout alone would allow.
+struct Deadlined {
+    stream: TcpStream,
+    deadline: Instant,
+}
+
+impl Deadlined {
+    fn time_left(&self) -> std::io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
+}
+
+/// A timed-out socket call reports `WouldBlock` on Unix; one kind for both.
+fn timed_out(e: std::io::Error) -> std::io::Error {
+    match e.kind() {
+        ErrorKind::WouldBlock => ErrorKind::TimedOut.into(),
+        _ => e,
+    }
+}
+
+impl Read for &Deadlined {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.time_left()?))?;
+        (&self.stream).read(buf).map_err(timed_out)
+    }
+}
+
+impl Write for &Deadlined {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.time_left()?))?;
+        (&self.stream).write(buf).map_err(timed_out)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A response's status line and headers: the security headers go on every response.
+fn response_head(status: &str, content_type: &str, length: u64, extra: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n\
+         Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
+         Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\n\
+         X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n{extra}Connection: close\r\n\r\n"
+    )
+}
+
+/// A short plain-text response (an error), head and body in one write.
+fn plain_response(status: &str, body: &str, extra: &str) -> String {
+    response_head(
+        status,
+        "text/plain; charset=utf-8",
+        body.len() as u64,
+        extra,
+    ) + body
+}
 
 /// Reads one request's head and answers it; the connection then closes.
-fn handle(root: &Path, stream: TcpStream) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(READ_TIMEOUT))?;
-    let mut reader = BufReader::new(stream.try_clone()?.take(MAX_HEAD_BYTES));
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    // Skip the headers: nothing in them changes a static response.
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
-            break;
+fn handle(root: &Path, stream: TcpStream, deadline: Instant) -> std::io::Result<()> {
+    let conn = Deadlined { stream, deadline };
+    let mut reader = BufReader::new((&conn).take(MAX_HEAD_BYTES));
+    let request_line = match read_head(&mut reader) {
+        Ok(line) => line,
+        Err(e) if e.kind() == ErrorKind::TimedOut => {
+            // Past the deadline: the short answer goes into an empty send buffer, so a
+            // one-second write timeout is only a guard.
+            conn.stream
+                .set_write_timeout(Some(Duration::from_secs(1)))?;
+            let timeout = plain_response("408 Request Timeout", "request took too long", "");
+            return (&conn.stream).write_all(timeout.as_bytes());
         }
+        Err(e) => return Err(e),
+    };
+    if request_line.is_empty() {
+        return Ok(()); // connected and closed without a request (a browser's preconnect)
     }
     let mut parts = request_line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let mut out = std::io::BufWriter::new(stream);
+    // 64 KB writes: each one also sets the socket's timeout to the time left.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, &conn);
     if method != "GET" && method != "HEAD" {
-        return write_plain(&mut out, "405 Method Not Allowed", "only GET and HEAD");
+        let refusal = plain_response(
+            "405 Method Not Allowed",
+            "only GET and HEAD",
+            "Allow: GET, HEAD\r\n",
+        );
+        out.write_all(refusal.as_bytes())?;
+        return out.flush();
     }
     let Some(path) = resolve(root, target) else {
-        return write_plain(&mut out, "404 Not Found", "not found");
+        out.write_all(plain_response("404 Not Found", "not found", "").as_bytes())?;
+        return out.flush();
     };
     let mut file = std::fs::File::open(&path)?;
     let length = file.metadata()?.len();
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {length}\r\n\
-         Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
-         Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\n\
-         X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-        mime_type(&path)
-    )?;
+    out.write_all(response_head("200 OK", mime_type(&path), length, "").as_bytes())?;
     if method == "GET" {
         std::io::copy(&mut file, &mut out)?;
     }
     out.flush()
 }
 
-fn write_plain(out: &mut impl Write, status: &str, body: &str) -> std::io::Result<()> {
-    write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
+/// The request line; the headers are read and skipped (nothing in them changes a static
+/// response).
+fn read_head(reader: &mut impl BufRead) -> std::io::Result<String> {
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+            return Ok(request_line);
+        }
+    }
 }
 
-/// Answers connections on `listener` until it fails; each on its own thread, so a large model
-/// download never holds up the page's other requests.
-pub fn serve_on(listener: TcpListener, root: PathBuf) -> Result<()> {
-    let root = Arc::new(root);
+/// Answers 503 on the accepting thread without ever blocking it: what the client has sent
+/// so far is read (so closing does not reset the connection under the answer), the answer
+/// fits an empty send buffer, and the socket closes.
+fn refuse(stream: TcpStream) {
+    let busy = plain_response(
+        "503 Service Unavailable",
+        "busy: too many connections",
+        "Retry-After: 1\r\n",
+    );
+    // At most 64 KB: a client sending without pause cannot keep the accepting thread here.
+    let drain = |mut s: &TcpStream| {
+        let mut sink = [0u8; 4096];
+        for _ in 0..16 {
+            if !matches!(s.read(&mut sink), Ok(n) if n > 0) {
+                break;
+            }
+        }
+    };
+    if stream.set_nonblocking(true).is_ok() {
+        drain(&stream);
+        let _ = (&stream).write_all(busy.as_bytes());
+        let _ = stream.shutdown(Shutdown::Write);
+        drain(&stream);
+    }
+}
+
+/// One worker: serves queued connections until the queue closes.
+fn work(root: &Path, queue: &Mutex<mpsc::Receiver<(TcpStream, Instant)>>) {
+    loop {
+        let next = queue.lock().map(|q| q.recv());
+        let Ok(Ok((stream, deadline))) = next else {
+            return;
+        };
+        match handle(root, stream, deadline) {
+            // A browser that drops a connection it no longer needs is not an error.
+            Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {}
+            Err(e) if e.kind() == ErrorKind::TimedOut => {
+                eprintln!("request cut off at its deadline")
+            }
+            Err(e) => eprintln!("request failed: {e}"),
+            Ok(()) => {}
+        }
+    }
+}
+
+/// Answers connections on `listener` until it fails, with `limits.workers` threads (a large
+/// model download never holds up the page's other requests) and 503 beyond the queue.
+pub fn serve_on(listener: TcpListener, root: &Path, limits: Limits) -> Result<()> {
+    anyhow::ensure!(limits.workers > 0, "the server needs at least one worker");
+    let root = Arc::new(
+        root.canonicalize()
+            .with_context(|| format!("cannot serve {}: no such folder", root.display()))?,
+    );
+    let (to_workers, queue) = mpsc::sync_channel(limits.workers);
+    let queue = Arc::new(Mutex::new(queue));
+    for _ in 0..limits.workers {
+        let (root, queue) = (root.clone(), queue.clone());
+        std::thread::spawn(move || work(&root, &queue));
+    }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
-        let root = root.clone();
-        std::thread::spawn(move || {
-            if let Err(e) = handle(&root, stream) {
-                // A browser that drops a connection it no longer needs is not an error.
-                if !matches!(
-                    e.kind(),
-                    std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
-                ) {
-                    eprintln!("request failed: {e}");
-                }
-            }
-        });
+        let deadline = Instant::now() + limits.deadline;
+        if let Err(TrySendError::Full((stream, _))) = to_workers.try_send((stream, deadline)) {
+            refuse(stream);
+        }
     }
     Ok(())
 }
 
-pub fn serve(dir: &Path, port: u16) -> Result<()> {
+/// Serves `dir` on 127.0.0.1:`port` (0: any free port; the line printed says which).
+pub fn serve(dir: &Path, port: u16, limits: Limits) -> Result<()> {
     let root = dir
         .canonicalize()
         .with_context(|| format!("cannot serve {}: no such folder", dir.display()))?;
     let listener = TcpListener::bind(("127.0.0.1", port))
         .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-    println!("serving {} on http://127.0.0.1:{port}/", root.display());
-    serve_on(listener, root)
+    let port = listener.local_addr()?.port();
+    println!(
+        "serving {} on http://127.0.0.1:{port}/ ({} workers, {:.1} s per request)",
+        root.display(),
+        limits.workers,
+        limits.deadline.as_secs_f64()
+    );
+    serve_on(listener, &root, limits)
 }
 
 #[cfg(test)]
@@ -148,7 +306,7 @@ mod tests {
 
     #[test]
     fn resolve_refuses_paths_outside_the_root() {
-        let root = std::env::temp_dir();
+        let root = std::env::temp_dir().canonicalize().unwrap();
         assert_eq!(resolve(&root, "/../etc/passwd"), None);
         assert_eq!(resolve(&root, "/a/../../etc/passwd"), None);
     }
@@ -182,7 +340,7 @@ mod tests {
         let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let served = root.clone();
-        std::thread::spawn(move || serve_on(listener, served));
+        std::thread::spawn(move || serve_on(listener, &served, Limits::default()));
 
         let clients: Vec<_> = (0..8)
             .map(|_| {

@@ -157,6 +157,95 @@ pub fn compare_csv(rows: &[CompareRow]) -> Result<String> {
     String::from_utf8(bytes).context("the compare CSV is not UTF-8")
 }
 
+/// A report's Spearman cells against a reference measurement ([`crate::eval::REFERENCES`]):
+/// the 12 SR cells, and STS-B test where the reference has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReferenceCheck {
+    /// The report's label (see [`CompareRow::label`]).
+    pub label: String,
+    pub reference: String,
+    /// Largest |report − reference| allowed, Spearman ×100.
+    pub tolerance: f64,
+    /// `(cell, report, reference)`: `structure/stsb`, …, `relation/biosses`, `stsb_test`.
+    pub cells: Vec<(String, f64, f64)>,
+}
+
+impl ReferenceCheck {
+    /// The largest |report − reference| over the cells.
+    pub fn worst(&self) -> f64 {
+        self.cells
+            .iter()
+            .map(|(_, got, want)| (got - want).abs())
+            .fold(0.0, f64::max)
+    }
+
+    /// Every cell within the tolerance (the reports carry 2 decimals: 1e-9 absorbs the
+    /// binary rounding of e.g. 0.05).
+    pub fn passed(&self) -> bool {
+        self.worst() <= self.tolerance + 1e-9
+    }
+
+    /// One line per cell (report, reference, delta, `ok` / `OUTSIDE`), then the worst delta.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "{} vs {}, tolerance ±{}\n{:<20}{:>8}{:>8}{:>8}\n",
+            self.label, self.reference, self.tolerance, "cell", "report", "ref", "delta"
+        );
+        for (cell, got, want) in &self.cells {
+            let mark = if (got - want).abs() <= self.tolerance + 1e-9 {
+                "ok"
+            } else {
+                "OUTSIDE"
+            };
+            out += &format!(
+                "{cell:<20}{got:>8.2}{want:>8.2}{:>+8.2}  {mark}\n",
+                got - want
+            );
+        }
+        out + &format!("max |delta| = {:.2}\n", self.worst())
+    }
+}
+
+/// Checks `row` against the `reference` measurement of its model within `tolerance`. An error
+/// when the fixture has no such reference or model, or when the report lacks a cell the
+/// reference has (a quick split, or STS-B test not run): no cell is skipped.
+pub fn check_against_reference(
+    row: &CompareRow,
+    reference: &str,
+    tolerance: f64,
+) -> Result<ReferenceCheck> {
+    let want = crate::eval::reference_spearman(reference, &row.model).ok_or_else(|| {
+        anyhow!(
+            "no '{reference}' measurement of {} in sr-scores.json (references: {})",
+            row.model,
+            crate::eval::REFERENCES.join(", ")
+        )
+    })?;
+    let mut cells = Vec::new();
+    for (dimension, got, want) in [
+        (Dimension::Structure, &row.structure, &want.structure),
+        (Dimension::Relation, &row.relation, &want.relation),
+    ] {
+        for ((file, got), want) in SR_FILES.iter().zip(got).zip(want) {
+            let cell = format!("{}/{file}", dimension.as_str());
+            let got = got.ok_or_else(|| anyhow!("{}: no {cell} cell", row.label))?;
+            cells.push((cell, got, *want));
+        }
+    }
+    if let Some(want) = want.stsb_test {
+        let got = row
+            .stsb_test_spearman
+            .ok_or_else(|| anyhow!("{}: no STS-B test result", row.label))?;
+        cells.push(("stsb_test".to_string(), got, want));
+    }
+    Ok(ReferenceCheck {
+        label: row.label.clone(),
+        reference: reference.to_string(),
+        tolerance,
+        cells,
+    })
+}
+
 const CELL_WIDTH: usize = 10;
 
 /// The rows as text: a label column, then structure's six files and avg, relation's, and
@@ -274,5 +363,47 @@ mod tests {
         assert!(format!("{error:#}").contains("missing field 'model'"));
         let error = compare_row(&json!([1, 2])).unwrap_err();
         assert!(format!("{error:#}").contains("missing field 'model'"));
+    }
+
+    #[test]
+    fn a_reference_check_covers_every_cell_and_fails_outside_the_tolerance() {
+        let st = crate::eval::reference_spearman("sentence_transformers_fp32", "all-MiniLM-L6-v2")
+            .unwrap();
+        assert_eq!((st.structure[0], st.relation[2]), (17.84, 13.0));
+        assert_eq!(st.stsb_test, Some(82.03));
+        let as_cells = |v: &[f64]| {
+            let mut d = serde_json::Map::new();
+            for (file, x) in SR_FILES.iter().zip(v) {
+                d.insert(file.to_string(), json!({"n": 3, "spearman": x}));
+            }
+            d.insert("avg_spearman".into(), json!(0.0));
+            Value::Object(d)
+        };
+        let mut structure = st.structure.clone();
+        structure[3] += 0.04;
+        let report = json!({"model": "all-MiniLM-L6-v2", "dtype": "f32", "split": "full",
+            "results": {"structure": as_cells(&structure), "relation": as_cells(&st.relation)},
+            "stsb_test": {"spearman": 82.08}});
+        let row = compare_row(&report).unwrap();
+        let check = check_against_reference(&row, "sentence_transformers_fp32", 0.05).unwrap();
+        assert_eq!(check.cells.len(), 13, "12 SR cells and STS-B test");
+        assert!(check.passed(), "{}", check.table());
+        assert!((check.worst() - 0.05).abs() < 1e-9);
+        let strict = check_against_reference(&row, "sentence_transformers_fp32", 0.045).unwrap();
+        assert!(!strict.passed());
+        let table = strict.table();
+        assert!(
+            table.contains("stsb_test") && table.contains("OUTSIDE"),
+            "{table}"
+        );
+        // onnxruntime has no STS-B test figure: the 12 SR cells only.
+        let onnx = check_against_reference(&row, "onnx_int8_onnxruntime", 5.0).unwrap();
+        assert_eq!(onnx.cells.len(), 12);
+        // A missing cell is an error, never skipped.
+        let mut quick = row.clone();
+        quick.stsb_test_spearman = None;
+        let error = check_against_reference(&quick, "sentence_transformers_fp32", 0.05);
+        assert!(format!("{:#}", error.unwrap_err()).contains("no STS-B test result"));
+        assert!(check_against_reference(&row, "paper", 0.05).is_err());
     }
 }

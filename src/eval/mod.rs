@@ -25,7 +25,10 @@ pub mod runner;
 pub mod split;
 pub mod table;
 
-pub use compare::{compare_csv, compare_row, compare_rows, compare_table, CompareRow};
+pub use compare::{
+    check_against_reference, compare_csv, compare_row, compare_rows, compare_table, CompareRow,
+    ReferenceCheck,
+};
 pub use czech::{
     czech_report, oracle_mse_bound, random_human_agreement, score_model, Agreement, CzechReport,
     OracleBound,
@@ -36,7 +39,10 @@ pub use data::{
 };
 pub use folder::default_data_dir;
 pub use metrics::{mse, pearson, rmse, spearman, spearman_ci95};
-pub use paper::{paper_reference, PaperReference, PaperRow, PaperScores};
+pub use paper::{
+    paper_reference, reference_spearman, PaperReference, PaperRow, PaperScores, ReferenceSpearman,
+    REFERENCES,
+};
 pub use report::{
     pairs_csv, pairs_csv_from_json, report_model_name, Cell, Dimension, DimensionResults, Encoder,
     PairResult, Report, SrResults,

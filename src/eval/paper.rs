@@ -10,17 +10,12 @@ use serde::{Deserialize, Serialize};
 /// The paper's Table 4: the one copy in the repository (the page gets it through the report's
 /// `paper` field).
 const PAPER_TABLE4: &str = include_str!("paper_table4.json");
-/// sentence-transformers' fp32 measurements, shared with the tests.
+/// sentence-transformers' fp32 and onnxruntime's int8 measurements, shared with the tests.
 const SCORES_FIXTURE: &str = include_str!("../../tests/fixtures/sr-scores.json");
 
 #[derive(Deserialize)]
 struct PaperTable4File {
     paper_table4: BTreeMap<String, PaperRow>,
-}
-
-#[derive(Deserialize)]
-struct ScoresFixture {
-    stsb_test_spearman_sentence_transformers_fp32: BTreeMap<String, f64>,
 }
 
 /// One dimension of one model in the paper's Table 4: Spearman ×100 per SR file (Table 4
@@ -99,24 +94,65 @@ pub struct PaperReference {
     pub stsb_test_spearman: Option<f64>,
 }
 
+/// Whether the table's `name` is `model`: case-insensitively, on `model`'s last path segment
+/// (`"sentence-transformers/all-MiniLM-L6-v2"` is `all-MiniLM-L6-v2`).
+fn same_model(name: &str, model: &str) -> bool {
+    name.eq_ignore_ascii_case(model.rsplit('/').next().unwrap_or(model))
+}
+
+/// The reference measurements the reports are checked against (`tests/fixtures/sr-scores.json`).
+pub const REFERENCES: [&str; 2] = ["sentence_transformers_fp32", "onnx_int8_onnxruntime"];
+
+/// A reference measurement of `model` (matched as in [`paper_reference`]): Spearman ×100 per
+/// dimension and SR file, in [`SR_FILES`](crate::eval::SR_FILES) order, and the STS-B test
+/// Spearman where the fixture has it (sentence-transformers only). `None` for an unknown
+/// reference or model.
+pub fn reference_spearman(reference: &str, model: &str) -> Option<ReferenceSpearman> {
+    let fixture: serde_json::Value = serde_json::from_str(SCORES_FIXTURE).ok()?;
+    let (name, row) = fixture
+        .get(reference)?
+        .as_object()?
+        .iter()
+        .find(|(name, _)| same_model(name, model))?;
+    let dimension = |dim: &str| -> Option<Vec<f64>> {
+        crate::eval::SR_FILES
+            .iter()
+            .map(|file| row.get(dim)?.get(file)?.get("spearman")?.as_f64())
+            .collect()
+    };
+    let stsb_test = match reference {
+        "sentence_transformers_fp32" => fixture
+            .get("stsb_test_spearman_sentence_transformers_fp32")
+            .and_then(|by_model| by_model.get(name))
+            .and_then(|v| v.as_f64()),
+        _ => None,
+    };
+    Some(ReferenceSpearman {
+        structure: dimension("structure")?,
+        relation: dimension("relation")?,
+        stsb_test,
+    })
+}
+
+/// See [`reference_spearman`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReferenceSpearman {
+    pub structure: Vec<f64>,
+    pub relation: Vec<f64>,
+    pub stsb_test: Option<f64>,
+}
+
 /// The reference numbers for `model`, matched case-insensitively on its last path segment
 /// (`"sentence-transformers/all-MiniLM-L6-v2"` finds `all-MiniLM-L6-v2`); `None` if the paper
 /// does not have it.
 pub fn paper_reference(model: &str) -> Option<PaperReference> {
     let table: PaperTable4File = serde_json::from_str(PAPER_TABLE4).ok()?;
-    let wanted = model.rsplit('/').next().unwrap_or(model);
     let (name, table4) = table
         .paper_table4
         .into_iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(wanted))?;
-    let stsb_test_spearman = serde_json::from_str::<ScoresFixture>(SCORES_FIXTURE)
-        .ok()
-        .and_then(|fixture| {
-            fixture
-                .stsb_test_spearman_sentence_transformers_fp32
-                .get(&name)
-                .copied()
-        });
+        .find(|(name, _)| same_model(name, model))?;
+    let stsb_test_spearman =
+        reference_spearman("sentence_transformers_fp32", &name).and_then(|r| r.stsb_test);
     Some(PaperReference {
         model: name,
         table4,
