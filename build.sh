@@ -179,6 +179,13 @@ run_tests() {
   "$CLI" serve --dir www/dist --port "$port" > tests/artifacts/server.log 2>&1 &
   local server=$!
   trap 'kill $server 2>/dev/null || true' RETURN
+  # The tests begin only once the server accepts connections.
+  local waited=0
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    kill -0 "$server" 2>/dev/null || { cat tests/artifacts/server.log >&2; echo "the e2e server exited" >&2; return 1; }
+    (( ++waited <= 100 )) || { echo "the e2e server did not listen within 10 s" >&2; return 1; }
+    sleep 0.1
+  done
   # What the page must show, from the CLI on the same file: the active/passive cosine and the
   # quick split's report (also read by the browser test above).
   local pair=("The chef cooked the meal." "The meal was cooked by the chef.") cos llama
