@@ -143,6 +143,37 @@ fn metadata_text(path: &Path, key: &str) -> String {
     }
 }
 
+/// A model that does not mean-pool gets the token-to-token cosine matrix (not a decomposition):
+/// labelled as such, each entry the cosine of two token vectors, the pair's cosine the pipeline's.
+fn token_cosine_map_is_labelled_and_exact(file: &Path) {
+    let embedder = sr_bench::backend::load_embedder(
+        std::fs::read(file).unwrap(),
+        sr_bench::backend::BackendKind::Cpu,
+    )
+    .unwrap();
+    let (a, b) = ("Tom likes Taylor Swift.", "Taylor Swift likes Tom.");
+    let map = sr_bench::explain::explain(&embedder, a, b).unwrap();
+    assert_eq!(map.kind, "token_cosine");
+    let vectors = embedder.embed(&[a, b]).unwrap();
+    let pipeline = f64::from(sr_bench::model::cosine(&vectors[0], &vectors[1]));
+    assert!(
+        (map.cosine - pipeline).abs() <= 1e-5,
+        "{} vs {pipeline}",
+        map.cosine
+    );
+    assert_eq!(map.contributions.len(), map.tokens_a.len());
+    assert!(map
+        .contributions
+        .iter()
+        .flatten()
+        .all(|c| (-1.0 - 1e-6..=1.0 + 1e-6).contains(c)));
+    // A sentence against itself: every token is itself, so the diagonal is 1.
+    let same = sr_bench::explain::explain(&embedder, a, a).unwrap();
+    for (i, row) in same.contributions.iter().enumerate() {
+        assert!((row[i] - 1.0).abs() <= 1e-5, "token {i}: {}", row[i]);
+    }
+}
+
 #[test]
 fn pooling_and_defaults_come_from_the_folder() {
     // Each mode is written, loads, and pools differently from the mean (same weights).
@@ -177,6 +208,7 @@ fn pooling_and_defaults_come_from_the_folder() {
         let cosine = sr_bench::model::cosine(&vector, &mean_vector);
         println!("{expected} pooling: cosine with mean pooling {cosine:.4}");
         assert!(cosine < 0.999, "{expected} pools like the mean: {cosine}");
+        token_cosine_map_is_labelled_and_exact(&file);
     }
     let (file, stderr) = convert_edited("defaults", |dir| {
         for f in [
