@@ -82,6 +82,8 @@ export const ERR = Object.freeze({
   NO_MODEL: 'no-model',         // no model is loaded yet
   HASH_MISMATCH: 'hash-mismatch', // a freshly downloaded file does not match the manifest's sha256
   NETWORK: 'network',           // a fetch failed (HTTP status or transport)
+  // issue 14 (a worker that dies mid-run)
+  INTERRUPTED: 'interrupted',   // a benchmark lost its workers (helpers kept stopping): no results
 });
 
 /**

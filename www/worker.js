@@ -7,7 +7,7 @@ import { codedError, describeError, messageOf } from './errors.js';
 import { serve } from './rpc.js';
 import { loadModelBytes } from './cache.js';
 import { inspectFile, readLocalFile } from './local-file.js';
-import { compileWasm } from './pool.js';
+import { compileWasm, exposeWasmMemory } from './pool.js';
 import { evaluate } from './evaluate.js';
 import {
   backendStatus, cancelRun, createEngineState, dropPool, exclusive, post, requireModel, toPlain, yieldToEvents,
@@ -22,6 +22,7 @@ function ensureWasm() {
         engine.wasmModule = module;
         return init({ module_or_path: module });
       })
+      .then(exposeWasmMemory)
       .catch((e) => {
         engine.wasmReady = null;
         throw codedError(ERR.ENGINE, `The WebAssembly engine could not start: ${messageOf(e)}`);
@@ -215,4 +216,7 @@ serve(self, {
   embed: onEmbed,
   evaluate: (msg) => evaluate(engine, msg),
   cancel: onCancel,
+  // issue 14: the page's liveness check (app/engine.js); answered at once, so only a dead or
+  // stuck worker leaves it unanswered.
+  ping: () => ({}),
 });

@@ -66,3 +66,45 @@ export async function dataValue(page, selector) {
   const v = await page.getAttribute(selector, 'data-value');
   return v === null || v === '' ? NaN : Number(v);
 }
+
+// ---- Benchmark runs and the page's workers (issue 14: soak and worker-death tests).
+
+const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
+const SR_DIMENSIONS = ['structure', 'relation'];
+
+/** Presses Run (split `split`) and waits until the first sentences are embedded. */
+export async function startRun(page, split = 'quick') {
+  await page.check(`input[name="split"][value="${split}"]`);
+  await page.click('#run');
+  await page.waitForFunction(() => document.body.dataset.run === 'running' &&
+    Number(document.getElementById('run-stats').dataset.done || 0) > 0, null, { timeout: 180_000 });
+}
+
+/** Waits until the run ends (done, cancelled or failed: #run-msg says which). */
+export async function waitRunDone(page, timeout = 300_000) {
+  await page.waitForFunction(() => document.body.dataset.run === 'idle', null, { timeout });
+}
+
+/** The table and STS-B test shown equal `report` (a CLI quick report) within 0.01. */
+export async function assertQuickReport(page, report) {
+  for (const dim of SR_DIMENSIONS) {
+    for (const f of [...SR_FILES, 'avg']) {
+      const got = await dataValue(page, `[data-cell="${dim}-${f}"]`);
+      const want = f === 'avg' ? report.results[dim].avg_spearman : report.results[dim][f].spearman;
+      if (!(Math.abs(got - want) <= 0.01)) throw new Error(`${dim}/${f}: browser ${got} vs CLI ${want}`);
+    }
+  }
+  const st = await dataValue(page, '#stsb-test-value');
+  if (!(Math.abs(st - report.stsb_test.spearman) <= 0.01)) throw new Error(`STS-B test: browser ${st} vs CLI ${report.stsb_test.spearman}`);
+}
+
+/** The page's workers of one kind: 'engine' (worker.js) or 'helper' (embed-worker.js). */
+export function workersOf(page, kind) {
+  const file = kind === 'engine' ? '/worker.js' : '/embed-worker.js';
+  return page.workers().filter((w) => new URL(w.url()).pathname.endsWith(file));
+}
+
+/** A worker's wasm memory in bytes (its `srBenchWasmBytes` diagnostic; NaN before its wasm starts). */
+export async function wasmBytes(worker) {
+  return worker.evaluate(() => (typeof self.srBenchWasmBytes === 'function' ? self.srBenchWasmBytes() : NaN));
+}

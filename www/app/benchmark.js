@@ -65,12 +65,20 @@ export async function runBenchmark(state) {
   bar.removeAttribute('value');
   stats.textContent = '';
   setMessage(msg, `Running the ${split} split with ${encoder === 'static' ? 'the syntax-blind baseline of ' : ''}${load.info.name} · ${load.info.dtype}…`);
-  const { id, promise } = state.engine.start('evaluate', { split, encoder, baseUrl: BASE_URL }, {
+  const engine = state.engine;
+  const { id, promise } = engine.start('evaluate', { split, encoder, baseUrl: BASE_URL }, {
     onProgress: (m) => { if (state.run && state.run.id === id) showProgress(state.run, m); },
     // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
-    onNotice: (m) => { if (m.backend_status) renderBackend(m.backend_status); },
+    onNotice: (m) => {
+      if (m.backend_status) renderBackend(m.backend_status);
+      if (m.code === 'helper-replaced' && state.run && state.run.id === id) {
+        state.run.replaced++;
+        setMessage(msg, m.message, 'warning');
+      }
+    },
   });
-  state.run = { id, split, encoder, done: 0, total: 0, phase: 'data' };
+  state.run = { id, split, encoder, done: 0, total: 0, phase: 'data', replaced: 0 };
+  const run = state.run;
   setRunning(true);
   try {
     const value = await promise;
@@ -82,7 +90,8 @@ export async function runBenchmark(state) {
     const t = value.timings;
     setMessage(msg, `Done: ${nf0.format(t.sentences)} sentences in ${formatDuration(t.total_ms)}` +
       (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s` +
-        (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
+        (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.') +
+      (run.replaced ? ` ${run.replaced} engine helper(s) stopped during the run and were replaced; their sentences were redone.` : ''));
     renderResults(state);
     recordRun(state, state.result);
   } catch (err) {
@@ -90,9 +99,14 @@ export async function runBenchmark(state) {
       setMessage(msg, err.reason === 'model-changed'
         ? 'Benchmark cancelled because the model was changed. Run it again for the new model.'
         : 'Benchmark cancelled.', 'warning');
+    } else if (err.code === ERR.ENGINE || err.code === ERR.INTERRUPTED) {
+      // A worker died mid-run: nothing of this run is shown (the results below, if any, are an
+      // earlier run's); the engine is restarted with the model it had.
+      setMessage(msg, `The benchmark was interrupted: ${err.message} No results from this run are shown: ` +
+        'run it again when the model is ready.', 'error');
+      if (err.code === ERR.ENGINE) restartEngine(state, err.message, engine);
     } else {
       setMessage(msg, `The benchmark failed: ${err.message}`, 'error');
-      if (err.code === ERR.ENGINE) restartEngine(state);
     }
   } finally {
     if (state.run && state.run.id === id) state.run = null;
