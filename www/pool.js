@@ -132,8 +132,6 @@ export class EmbedPool {
     this.loadMs = 0;
     /** The slowest chunk any helper took (ms): the stall deadline follows it. */
     this.slowestMs = 0;
-    /** Helpers replaced since the pool started. */
-    this.replaced = 0;
     this.terminated = false;
     /** Helpers being started (also replacements), so terminate() stops them too. */
     this.starting = new Set();
@@ -188,6 +186,7 @@ export class EmbedPool {
     return new Promise((resolve, reject) => {
       let exhausted = false;
       let settled = false;
+      let replaced = 0;
       /** Chunks of dead helpers, handed out again before new ones. @type {C[]} */
       const redo = [];
       const busy = () => this.helpers.some((h) => h.work.size > 0);
@@ -241,14 +240,14 @@ export class EmbedPool {
             feed(h);
             finishIfDone();
           }, (e) => {
-            if (h.dead) replace(h);
+            if (h.dead) replace(h, e.message);
             else settle(e);
           });
         }
         finishIfDone();
       };
       /** A dead helper: its chunks go back in the queue and a fresh helper takes its place. */
-      const replace = (h) => {
+      const replace = (h, why) => {
         const i = this.helpers.indexOf(h);
         if (i < 0 || settled) return; // already replaced
         if (this.terminated) {
@@ -258,12 +257,12 @@ export class EmbedPool {
         redo.push(...h.work);
         h.work.clear();
         this.helpers.splice(i, 1);
-        this.replaced++;
-        if (this.replaced > MAX_REPLACEMENTS) {
-          settle(codedError(ERR.INTERRUPTED, `engine helpers kept stopping (${this.replaced - 1} replaced)`));
+        replaced++;
+        if (replaced > MAX_REPLACEMENTS) {
+          settle(codedError(ERR.INTERRUPTED, `engine helpers kept stopping (${MAX_REPLACEMENTS} replaced in this run).`));
           return;
         }
-        onReplace(`An engine helper stopped answering; it was replaced and its sentences are redone (${this.replaced} replaced so far).`);
+        onReplace(`An engine helper stopped (${why}); it was replaced and its sentences are redone (${replaced} replaced in this run).`);
         for (const other of this.helpers) feed(other); // they may take the dead helper's chunks
         this.#spawn(i).then(({ helper }) => {
           if (this.terminated) {

@@ -40,12 +40,17 @@ describe('a worker that dies mid-run', () => {
     assert.ok(victim, 'the run has helper workers');
     const doneAtKill = Number(await page.getAttribute('#run-stats', 'data-done'));
     await victim.evaluate(() => self.close());
+    // While the run goes on, the page says a helper was replaced (and why).
+    await page.waitForFunction(() => /was replaced/.test(document.getElementById('run-msg').textContent), null, { timeout: RUN_TIMEOUT });
+    const notice = await page.textContent('#run-msg');
+    const noticedAfter = (Date.now() - t0) / 1000;
     await waitRunDone(page, RUN_TIMEOUT);
     const message = await page.textContent('#run-msg');
     assert.match(message, /^Done/, message);
     assert.match(message, /1 engine helper\(s\) stopped during the run and were replaced/);
     await assertQuickReport(page, EXPECT.quick_report);
-    t.diagnostic(`helper closed at ${doneAtKill} sentences; run finished in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${message}`);
+    t.diagnostic(`helper closed at ${doneAtKill} sentences; ${noticedAfter.toFixed(1)} s into the run the page said: ${notice}`);
+    t.diagnostic(`run finished in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${message}`);
   });
 
   test('the engine stopped mid-run: the page says so, shows none of it, recovers, and a new run works', { timeout: RUN_TIMEOUT }, async (t) => {
