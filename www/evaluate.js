@@ -194,7 +194,7 @@ export async function evaluate(engine, msg) {
       checkCancel,
       cancelled: () => me.cancelled,
       notice: (code, message, status) =>
-        post({ type: 'notice', id: msg.id, level: 'warning', code, message, ...(status ? { backend_status: status } : {}) }),
+        post({ type: 'notice', id: msg.id, level: 'warning', code, message, backend_status: status }),
     });
     checkCancel();
     const t3 = performance.now();
