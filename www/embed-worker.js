@@ -12,6 +12,7 @@ import init, { Model } from './pkg/sr_bench.js';
 import { ERR } from './protocol.js';
 import { codedError } from './errors.js';
 import { serve } from './rpc.js';
+import { exposeWasmMemory } from './pool.js';
 
 /** The helper's model. @type {{model: Model|null}} */
 const helper = { model: null };
@@ -19,7 +20,7 @@ const helper = { model: null };
 serve(self, {
   async init(msg) {
     const t0 = performance.now();
-    await init({ module_or_path: msg.module });
+    exposeWasmMemory(await init({ module_or_path: msg.module }));
     if (helper.model) helper.model.free();
     helper.model = null;
     helper.model = Model.load_with(msg.bytes, msg.max_seq_length ?? undefined);

@@ -62,6 +62,7 @@ function getPool(engine, workers, onStart) {
 // ---------------------------------------------------------------- strategies
 // Each `embed(run)` embeds every sentence of `run.ev`, reporting with `run.report(done)`, and
 // returns the embedding phase's milliseconds. `run`: {ev, model, report, checkCancel, cancelled, notice}.
+// `notice(code, message, backend_status?)` posts a warning notice for the run's request.
 
 /** Helpers embed length-sorted chunks (longest first); this worker only books them in, so it
  * stays free for similarity requests and cancel. */
@@ -76,6 +77,7 @@ function poolStrategy(engine, pool) {
           () => run.ev.next_chunk(POOL_CHUNK),
           (chunk, embeddings) => run.report(run.ev.accept_embeddings(chunk.start, chunk.texts.length, embeddings)),
           run.cancelled,
+          (message) => run.notice('helper-replaced', message),
         );
       } catch (e) {
         dropPool(engine);

@@ -58,20 +58,50 @@ export async function compileWasm(url) {
   }
 }
 
+/**
+ * A helper with work that has not answered for this long is taken for dead: a worker that stops
+ * (closed, killed by the browser) may fire no event at all, and its chunks would never come back.
+ * Chunks come longest first, so a later chunk is no slower than the slowest one seen: the
+ * deadline is STALL_FACTOR × that, at least STALL_FLOOR_MS; before any chunk is back,
+ * STALL_FIRST_MS. A helper taken for dead wrongly only costs time: its chunks are redone.
+ */
+const STALL_FLOOR_MS = 15_000;
+const STALL_FACTOR = 5;
+const STALL_FIRST_MS = 180_000;
+/** How often the pool looks for a helper past its deadline. */
+const WATCH_EVERY_MS = 1000;
+/** Helpers replaced within one run before it is given up as interrupted. */
+const MAX_REPLACEMENTS = 4;
+
+/**
+ * A diagnostic for tests and the devtools console (issue 14's soak test reads it in each worker):
+ * `self.srBenchWasmBytes()` is the size of this worker's wasm memory, which only grows.
+ * @param {{memory: WebAssembly.Memory}} exports  what the wasm module's `init` resolves to
+ */
+export function exposeWasmMemory(exports) {
+  self.srBenchWasmBytes = () => exports.memory.buffer.byteLength;
+}
+
 /** One helper (embed-worker.js), asked through the same request/response client as the engine. */
 class Helper extends RpcClient {
   constructor(url, name) {
     super(new Worker(url, { type: 'module', name }));
-    this.queued = 0;
+    /** Chunks sent and not yet answered. @type {Set<object>} */
+    this.work = new Set();
+    /** When it last answered, or was handed work while idle (for the stall deadline). */
+    this.since = 0;
+    this.dead = false;
     this.worker.addEventListener('error', (e) => {
       e.preventDefault();
-      this.failAll(`an engine helper failed: ${e.message || 'it could not start'}`);
+      this.stop(`an engine helper failed: ${e.message || 'it could not start'}`);
     });
   }
 
-  terminate() {
+  /** Stops the worker and fails what it was asked (its chunks are then redone elsewhere). */
+  stop(why = 'the engine helper was stopped') {
+    this.dead = true;
     this.worker.terminate();
-    this.failAll('the engine helper was stopped');
+    this.failAll(why);
   }
 }
 
@@ -82,13 +112,11 @@ export class EmbedPool {
    * @param {{size: number, module: WebAssembly.Module, bytes: Uint8Array, workerUrl: URL|string,
    *          maxSeqLength?: number|null}} opts
    */
-  static async start({ size, module, bytes, workerUrl, maxSeqLength = null }) {
-    const helpers = [];
-    for (let i = 0; i < size; i++) helpers.push(new Helper(workerUrl, `sr-bench-embed-${i + 1}`));
-    const pool = new EmbedPool(helpers);
+  static async start(opts) {
+    const pool = new EmbedPool(opts);
     try {
-      // Each helper gets its own copy of the bytes (structured clone); the module is shared.
-      const ready = await Promise.all(helpers.map((h) => h.call('init', { module, bytes, max_seq_length: maxSeqLength })));
+      const ready = await Promise.all(Array.from({ length: opts.size }, (_, i) => pool.#spawn(i)));
+      pool.helpers = ready.map((r) => r.helper);
       pool.loadMs = Math.max(...ready.map((r) => r.load_ms));
     } catch (e) {
       pool.terminate();
@@ -97,76 +125,163 @@ export class EmbedPool {
     return pool;
   }
 
-  constructor(helpers) {
-    this.helpers = helpers;
+  constructor(opts) {
+    this.opts = opts;
+    /** @type {Helper[]} */
+    this.helpers = [];
     this.loadMs = 0;
+    /** The slowest chunk any helper took (ms): the stall deadline follows it. */
+    this.slowestMs = 0;
+    this.terminated = false;
+    /** Helpers being started (also replacements), so terminate() stops them too. */
+    this.starting = new Set();
   }
 
   get size() {
-    return this.helpers.length;
+    return this.opts.size;
+  }
+
+  /** Starts helper number `i` and loads the model in it. */
+  async #spawn(i) {
+    const { module, bytes, workerUrl, maxSeqLength = null } = this.opts;
+    const helper = new Helper(workerUrl, `sr-bench-embed-${i + 1}`);
+    this.starting.add(helper);
+    try {
+      // Each helper gets its own copy of the bytes (structured clone); the module is shared.
+      const r = await helper.call('init', { module, bytes, max_seq_length: maxSeqLength });
+      if (this.terminated) throw new Error('the pool was stopped');
+      return { helper, load_ms: r.load_ms };
+    } catch (e) {
+      helper.stop();
+      throw e;
+    } finally {
+      this.starting.delete(helper);
+    }
   }
 
   terminate() {
-    for (const h of this.helpers) h.terminate();
+    this.terminated = true;
+    for (const h of [...this.helpers, ...this.starting]) h.stop();
     this.helpers = [];
+  }
+
+  deadlineMs() {
+    return this.slowestMs > 0 ? Math.max(STALL_FLOOR_MS, STALL_FACTOR * this.slowestMs) : STALL_FIRST_MS;
   }
 
   /**
    * Embeds chunks until `next()` returns null (or `stop()` turns true), dynamically balanced.
    * `accept(chunk, embeddings, ms)` is called on this thread as each chunk comes back (in any
-   * order). Resolves when every chunk handed out is back; rejects on the first failure.
+   * order). A helper that dies (an `error` event, or no answer within `deadlineMs`) is replaced
+   * and its chunks are handed out again; `onReplace(message)` says so. Resolves when every chunk
+   * is back; rejects on the first failure of a live helper, or with code "interrupted" after
+   * MAX_REPLACEMENTS replacements.
    * @template {{texts: string[]}} C
    * @param {() => C|null} next
    * @param {(chunk: C, embeddings: Float32Array, ms: number) => void} accept
    * @param {() => boolean} [stop]
+   * @param {(message: string) => void} [onReplace]
    */
-  drain(next, accept, stop = () => false) {
+  drain(next, accept, stop = () => false, onReplace = () => {}) {
     return new Promise((resolve, reject) => {
-      let inflight = 0;
       let exhausted = false;
-      let failed = false;
-      const fail = (e) => {
-        if (!failed) {
-          failed = true;
-          reject(e);
+      let settled = false;
+      let replaced = 0;
+      /** Chunks of dead helpers, handed out again before new ones. @type {C[]} */
+      const redo = [];
+      const busy = () => this.helpers.some((h) => h.work.size > 0);
+      const settle = (e) => {
+        if (settled) return;
+        settled = true;
+        clearInterval(watch);
+        if (e) reject(e); else resolve();
+      };
+      const finishIfDone = () => {
+        if (exhausted && redo.length === 0 && !busy()) settle();
+      };
+      const take = () => {
+        if (redo.length) return redo.shift();
+        if (exhausted) return null;
+        if (stop()) {
+          exhausted = true;
+          redo.length = 0;
+          return null;
         }
+        const chunk = next();
+        if (!chunk || chunk.texts.length === 0) {
+          exhausted = true;
+          return null;
+        }
+        return chunk;
       };
       const feed = (h) => {
-        while (!failed && !exhausted && h.queued < PIPELINE) {
-          if (stop()) {
-            exhausted = true;
-            break;
-          }
+        while (!settled && !h.dead && h.work.size < PIPELINE) {
           let chunk;
           try {
-            chunk = next();
+            chunk = take();
           } catch (e) {
-            fail(e);
+            settle(e);
             return;
           }
-          if (!chunk || chunk.texts.length === 0) {
-            exhausted = true;
-            break;
-          }
-          h.queued++;
-          inflight++;
+          if (!chunk) break;
+          if (h.work.size === 0) h.since = performance.now();
+          h.work.add(chunk);
           h.call('embed', { texts: chunk.texts }).then((r) => {
-            h.queued--;
-            inflight--;
-            if (failed) return;
+            h.work.delete(chunk);
+            h.since = performance.now();
+            this.slowestMs = Math.max(this.slowestMs, r.ms);
+            if (settled) return;
             try {
               accept(chunk, r.embeddings, r.ms);
             } catch (e) {
-              fail(e);
+              settle(e);
               return;
             }
             feed(h);
-            if (exhausted && inflight === 0) resolve();
-          }, fail);
+            finishIfDone();
+          }, (e) => {
+            if (h.dead) replace(h, e.message);
+            else settle(e);
+          });
         }
-        if (exhausted && inflight === 0 && !failed) resolve();
+        finishIfDone();
       };
-      for (const h of this.helpers) feed(h);
+      /** A dead helper: its chunks go back in the queue and a fresh helper takes its place. */
+      const replace = (h, why) => {
+        const i = this.helpers.indexOf(h);
+        if (i < 0 || settled) return; // already replaced
+        if (this.terminated) {
+          settle(codedError(ERR.INTERRUPTED, 'the engine helpers were stopped'));
+          return;
+        }
+        redo.push(...h.work);
+        h.work.clear();
+        this.helpers.splice(i, 1);
+        replaced++;
+        if (replaced > MAX_REPLACEMENTS) {
+          settle(codedError(ERR.INTERRUPTED, `engine helpers kept stopping (${MAX_REPLACEMENTS} replaced in this run).`));
+          return;
+        }
+        onReplace(`An engine helper stopped (${why}); it was replaced and its sentences are redone (${replaced} replaced in this run).`);
+        for (const other of this.helpers) feed(other); // they may take the dead helper's chunks
+        this.#spawn(i).then(({ helper }) => {
+          if (this.terminated) {
+            helper.stop();
+            return;
+          }
+          this.helpers.push(helper);
+          feed(helper);
+        }, (e) => settle(codedError(ERR.INTERRUPTED, `a replacement engine helper could not start: ${e.message}`)));
+      };
+      const watch = setInterval(() => {
+        const now = performance.now();
+        for (const h of [...this.helpers]) {
+          if (h.work.size > 0 && now - h.since > this.deadlineMs()) {
+            h.stop(`no answer for ${Math.round((now - h.since) / 1000)} s`); // fails its calls → replace(h)
+          }
+        }
+      }, WATCH_EVERY_MS);
+      for (const h of [...this.helpers]) feed(h);
     });
   }
 }

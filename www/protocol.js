@@ -53,6 +53,19 @@
 //   error       a plain message + a machine-readable code; ends the request.
 //
 // The page learns of worker start-up failures through the Worker's own `error` event.
+//
+// --- Workers that die (issue 14). A worker that stops (closed, killed by the browser) may fire
+// no event, so both sides watch for silence:
+//   ping        page → engine, {} → {}: sent every 2 s while any request waits (app/engine.js); one
+//               unanswered for 30 s restarts the engine: what waited fails with code "engine", a
+//               running benchmark says it was interrupted (no numbers of it are shown), and the
+//               model the engine had is loaded again.
+//   notice "helper-replaced"  engine → page during `evaluate`: an embedding helper failed (an
+//               `error` event) or had work unanswered past its deadline (pool.js: 5 × the slowest
+//               chunk, at least 15 s); it was replaced and its chunks are redone, so the run's
+//               numbers are whole. After 4 replacements the run fails with code "interrupted".
+//   In every worker, `self.srBenchWasmBytes()` gives its wasm memory size (a diagnostic for the
+//   soak test and the devtools console; not a message).
 
 export const PROTOCOL_VERSION = 1;
 
@@ -87,6 +100,8 @@ export const ERR = Object.freeze({
   NO_MODEL: 'no-model',         // no model is loaded yet
   HASH_MISMATCH: 'hash-mismatch', // a freshly downloaded file does not match the manifest's sha256
   NETWORK: 'network',           // a fetch failed (HTTP status or transport)
+  // issue 14 (a worker that dies mid-run)
+  INTERRUPTED: 'interrupted',   // a benchmark lost its workers (helpers kept stopping): no results
 });
 
 /**
@@ -222,7 +237,8 @@ export const ERR = Object.freeze({
  * @property {{total_ms: number, probe_ms: number, pairs: number}} timings
  */
 // -- end issue 13: probes
-/** @typedef {LoadRequest|InspectFileRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|ProbeRequest|CancelRequest|ExplainRequest|WordOrderRequest|ShuffleScoresRequest} Request */
+/** @typedef {{type: 'ping', id: number}} PingRequest  answered with {} (issue 14: the page's liveness check) */
+/** @typedef {LoadRequest|InspectFileRequest|SimilarityRequest|EmbedRequest|EvaluateRequest|ProbeRequest|CancelRequest|ExplainRequest|WordOrderRequest|ShuffleScoresRequest|PingRequest} Request */
 
 // ---------------------------------------------------------------- answers (worker → page)
 
@@ -241,7 +257,8 @@ export const ERR = Object.freeze({
  * @property {'notice'} type
  * @property {number} id
  * @property {'info'|'warning'} level
- * @property {string} code      e.g. "cache-corrupt", "cache-unavailable", "backend" (a new backend notice during a run)
+ * @property {string} code      e.g. "cache-corrupt", "cache-unavailable", "backend" (a new backend notice during a run),
+ *                              "helper-replaced" (an embedding helper died during a run and was replaced)
  * @property {string} message   plain text for the user
  * @property {BackendStatus} [backend_status]  with code "backend": the status after the notice
  */

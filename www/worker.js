@@ -7,7 +7,7 @@ import { codedError, describeError, messageOf } from './errors.js';
 import { serve } from './rpc.js';
 import { loadModelBytes } from './cache.js';
 import { inspectFile, readLocalFile } from './local-file.js';
-import { compileWasm } from './pool.js';
+import { compileWasm, exposeWasmMemory } from './pool.js';
 import { evaluate } from './evaluate.js';
 import { probe } from './probe.js';
 import {
@@ -23,6 +23,7 @@ function ensureWasm() {
         engine.wasmModule = module;
         return init({ module_or_path: module });
       })
+      .then(exposeWasmMemory)
       .catch((e) => {
         engine.wasmReady = null;
         throw codedError(ERR.ENGINE, `The WebAssembly engine could not start: ${messageOf(e)}`);
@@ -217,4 +218,7 @@ serve(self, {
   evaluate: (msg) => evaluate(engine, msg),
   probe: (msg) => probe(engine, msg), // issue 13: word-order and layer probes (probe.js)
   cancel: onCancel,
+  // issue 14: the page's liveness check (app/engine.js); answered at once, so only a dead or
+  // stuck worker leaves it unanswered.
+  ping: () => ({}),
 });

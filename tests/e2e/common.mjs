@@ -154,3 +154,29 @@ export function cliJson(args) {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+// ---- Benchmark runs and the page's workers (issue 14: soak and worker-death tests).
+
+/** Presses Run (split `split`) and waits until the first sentences are embedded. */
+export async function startRun(page, split = 'quick') {
+  await page.check(`input[name="split"][value="${split}"]`);
+  await page.click('#run');
+  await page.waitForFunction(() => document.body.dataset.run === 'running' &&
+    Number(document.getElementById('run-stats').dataset.done || 0) > 0, null, { timeout: 180_000 });
+}
+
+/** Waits until the run ends (done, cancelled or failed: #run-msg says which). */
+export async function waitRunDone(page, timeout = 300_000) {
+  await page.waitForFunction(() => document.body.dataset.run === 'idle', null, { timeout });
+}
+
+/** The page's workers of one kind: 'engine' (worker.js) or 'helper' (embed-worker.js). */
+export function workersOf(page, kind) {
+  const file = kind === 'engine' ? '/worker.js' : '/embed-worker.js';
+  return page.workers().filter((w) => new URL(w.url()).pathname.endsWith(file));
+}
+
+/** A worker's wasm memory in bytes (its `srBenchWasmBytes` diagnostic; NaN before its wasm starts). */
+export async function wasmBytes(worker) {
+  return worker.evaluate(() => (typeof self.srBenchWasmBytes === 'function' ? self.srBenchWasmBytes() : NaN));
+}

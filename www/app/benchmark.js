@@ -92,12 +92,19 @@ export async function runBenchmark(state) {
   bar.removeAttribute('value');
   stats.textContent = '';
   setMessage(msg, `Running the ${split} split with ${encoder === 'static' ? 'the syntax-blind baseline of ' : ''}${load.info.name} · ${load.info.dtype}…`);
-  const { id, promise } = state.engine.start('evaluate', { split, encoder, baseUrl: BASE_URL }, {
+  const engine = state.engine;
+  const { id, promise } = engine.start('evaluate', { split, encoder, baseUrl: BASE_URL }, {
     onProgress: (m) => { if (state.run && state.run.id === id) showProgress(state.run, m); },
     // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
-    onNotice: (m) => { if (m.backend_status) renderBackend(m.backend_status); },
+    onNotice: (m) => {
+      if (m.backend_status) renderBackend(m.backend_status);
+      if (m.code === 'helper-replaced' && state.run && state.run.id === id) {
+        state.run.replaced++;
+        setMessage(msg, m.message, 'warning');
+      }
+    },
   });
-  const run = { id, split, encoder, done: 0, total: 0, phase: 'data' }; // `id` follows the probes
+  const run = { id, split, encoder, done: 0, total: 0, phase: 'data', replaced: 0 }; // `id` follows the probes
   state.run = run;
   const probes = tickedProbes();
   state.probes = {};
@@ -113,7 +120,8 @@ export async function runBenchmark(state) {
     const t = value.timings;
     setMessage(msg, `Done: ${nf0.format(t.sentences)} sentences in ${formatDuration(t.total_ms)}` +
       (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s` +
-        (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.'));
+        (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.') +
+      (run.replaced ? ` ${run.replaced} engine helper(s) stopped during the run and were replaced; their sentences were redone.` : ''));
     renderResults(state);
     recordRun(state, state.result);
     if (probes.length) {
@@ -123,13 +131,19 @@ export async function runBenchmark(state) {
     }
   } catch (err) {
     const what = run.probe ? PROBE_LABELS[run.probe] : 'Benchmark';
+    const subject = run.probe ? `The ${what.toLowerCase()}` : 'The benchmark';
     if (err.code === ERR.CANCELLED) {
       setMessage(msg, err.reason === 'model-changed'
         ? `${what} cancelled because the model was changed. Run it again for the new model.`
         : `${what} cancelled.`, 'warning');
+    } else if (err.code === ERR.ENGINE || err.code === ERR.INTERRUPTED) {
+      // A worker died mid-run: nothing of this run (or probe) is shown (results below, if any, are
+      // complete ones); the engine is restarted with the model it had.
+      setMessage(msg, `${subject} was interrupted: ${err.message} ` +
+        `${run.probe ? 'None of its numbers are shown' : 'No results from this run are shown'}: run it again when the model is ready.`, 'error');
+      if (err.code === ERR.ENGINE) restartEngine(state, err.message, engine);
     } else {
-      setMessage(msg, `${what === 'Benchmark' ? 'The benchmark' : `The ${what.toLowerCase()}`} failed: ${err.message}`, 'error');
-      if (err.code === ERR.ENGINE) restartEngine(state);
+      setMessage(msg, `${subject} failed: ${err.message}`, 'error');
     }
   } finally {
     if (state.run === run) state.run = null;

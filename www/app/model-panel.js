@@ -131,8 +131,9 @@ export async function loadModel(state, entry, local = null) {
   const request = local
     ? { file: local.file, sha256: local.sha256, max_seq_length: local.max_seq_length, backend: state.backend }
     : { model: entry, baseUrl: BASE_URL, backend: state.backend };
+  const engine = state.engine;
   try {
-    const value = await state.engine.call('load', request, {
+    const value = await engine.call('load', request, {
       onProgress: (m) => { if (state.loadingKey === key) showProgress(m); },
       onNotice: showNotice,
     });
@@ -162,7 +163,7 @@ export async function loadModel(state, entry, local = null) {
     setMessage($('model-status'), `Could not load ${label}: ${err.message}`, 'error');
     $('model-status').dataset.code = err.code || '';
     $('model-active').textContent = state.loaded ? `${state.loaded.info.name} · ${state.loaded.info.dtype}` : 'no model loaded';
-    if (err.code === ERR.ENGINE) restartEngine(state);
+    if (err.code === ERR.ENGINE) restartEngine(state, `The engine failed: ${err.message}`, engine);
   } finally {
     updateLoadButton(state);
     updatePlayground(state);
