@@ -8,16 +8,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { cliPath, expected, launchChromium, siteUrl } from './common.mjs';
+import { ARTIFACTS, ROOT, RUN_TIMEOUT, cliPath, expected, launchChromium, siteUrl } from './common.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts');
 const MODEL = path.join(ROOT, 'www/models/all-MiniLM-L6-v2.q8_0.gguf');
 const BASE = siteUrl();
 const EXPECT = expected(['active_passive_cosine', 'quick_report']);
 const CLI = cliPath();
-const RUN_TIMEOUT = Number(process.env.SR_BENCH_E2E_RUN_TIMEOUT_MS || 15 * 60_000);
 
 const cliCosine = (a, b) => Number(execFileSync(CLI, ['similarity', '--model', MODEL, a, b], { encoding: 'utf8' }));
 const words = (t) => t.split(/\s+/).filter(Boolean).sort();
@@ -53,6 +49,9 @@ describe('Lesson mode', () => {
   }
 
   test('five steps by keyboard, every number from the live model', { timeout: RUN_TIMEOUT }, async (t) => {
+    // The benchmark panel set for something else: the Lesson's run must neither use nor change it.
+    await page.check('input[name="split"][value="full"]');
+    await page.check('#probe-layers');
     // Keyboard only: focus the Lesson button, open it with Enter. No model is loaded yet: the
     // first step loads the one picked in the model panel.
     await page.focus('#lesson-open');
@@ -109,6 +108,10 @@ describe('Lesson mode', () => {
       assert.ok(Math.abs(got - want) <= 0.01, `step 5 ${label}: page ${got} vs CLI ${want}`);
     }
     assert.match(await page.textContent('#lesson-verdict'), /syntax-blind/);
+    assert.match(await page.textContent('#lesson-verdict'), /on the quick split/);
+    assert.equal(await page.isHidden('#probes'), true, 'no probe ran with the Lesson’s benchmark');
+    assert.equal(await page.isChecked('input[name="split"][value="full"]'), true, 'the panel’s split is untouched');
+    assert.equal(await page.isChecked('#probe-layers'), true, 'the panel’s probes are untouched');
     t.diagnostic(await page.textContent('#lesson-verdict'));
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'lesson-benchmark.png') });

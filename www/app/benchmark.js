@@ -76,15 +76,24 @@ function blocker(state) {
   return null;
 }
 
-export async function runBenchmark(state) {
+/** What the benchmark panel asks for: split, encoder and the ticked probes. */
+function panelChoice() {
+  return {
+    split: document.querySelector('input[name="split"]:checked').value,
+    encoder: $('encoder').value,
+    probes: tickedProbes(),
+  };
+}
+
+/** Runs `choice` (by default the panel's; the Lesson asks for a plain quick run of the model). */
+export async function runBenchmark(state, choice = panelChoice()) {
   const msg = $('run-msg');
   const why = blocker(state);
   if (why) {
     setMessage(msg, why, 'warning');
     return;
   }
-  const split = document.querySelector('input[name="split"]:checked').value;
-  const encoder = $('encoder').value;
+  const { split, encoder, probes } = choice;
   const load = state.loaded;
   const bar = $('run-progress');
   const stats = $('run-stats');
@@ -106,7 +115,6 @@ export async function runBenchmark(state) {
   });
   const run = { id, split, encoder, done: 0, total: 0, phase: 'data', replaced: 0 }; // `id` follows the probes
   state.run = run;
-  const probes = tickedProbes();
   state.probes = {};
   renderProbes(state);
   setRunning(true);

@@ -118,13 +118,11 @@ function figure(label, value, note, level) {
 async function benchmarkResult(state, view) {
   const same = (res) => res && res.load === state.loaded && res.report.encoder === 'model';
   if (same(state.result)) return state.result;
-  document.querySelector('input[name="split"][value="quick"]').checked = true;
-  $('encoder').value = 'model';
   const timer = setInterval(() => {
     if (state.run && state.run.total) view.status.textContent = `Running: ${state.run.done} of ${state.run.total} sentences…`;
   }, 250);
   try {
-    await runBenchmark(state);
+    await runBenchmark(state, { split: 'quick', encoder: 'model', probes: [] });
   } finally {
     clearInterval(timer);
   }
