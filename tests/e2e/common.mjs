@@ -131,11 +131,13 @@ export async function assertQuickTableEquals(page, cli) {
   for (const dim of DIMS) {
     for (const f of [...FILES, 'avg']) {
       const got = await dataValue(page, `[data-cell="${dim}-${f}"]`);
+      assert.ok(Number.isFinite(got), `${dim}/${f} shown`);
       const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
       assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
     }
   }
   const st = await dataValue(page, '#stsb-test-value');
+  assert.ok(Number.isFinite(st), 'STS-B test Spearman shown');
   assert.ok(Math.abs(st - cli.stsb_test.spearman) <= 0.01, `STS-B test: browser ${st} vs CLI ${cli.stsb_test.spearman}`);
 }
 

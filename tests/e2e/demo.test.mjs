@@ -11,20 +11,14 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { expected, launchChromium, siteUrl } from './common.mjs';
+import {
+  ACTIVE, ARTIFACTS, DIMS, FILES, PASSIVE, RUN_TIMEOUT, assertQuickTableEquals, expected, launchChromium, siteUrl,
+} from './common.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = path.resolve(HERE, '..', 'artifacts');
 const BASE = siteUrl();
 const ORIGIN = new URL(BASE).origin;
 const EXPECT = expected(['active_passive_cosine', 'quick_report']);
-const FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
-const DIMS = ['structure', 'relation'];
-const ACTIVE = 'The chef cooked the meal.';
-const PASSIVE = 'The meal was cooked by the chef.';
 const MODEL_CACHE = 'sr-bench-models-v1';
-const RUN_TIMEOUT = Number(process.env.SR_BENCH_E2E_RUN_TIMEOUT_MS || 15 * 60_000);
 
 /** RFC 4180 records (quoted fields may hold commas, quotes and newlines). */
 function parseCsv(textIn) {
@@ -217,17 +211,7 @@ describe('sr-bench web demo', () => {
     assert.ok(sawRate || (await text('#run-msg')).includes('sentences/s'), 'sentences/s and ETA shown');
 
     const cli = cliReport();
-    for (const dim of DIMS) {
-      for (const f of [...FILES, 'avg']) {
-        const got = await dataValue(`[data-cell="${dim}-${f}"]`);
-        assert.ok(Number.isFinite(got), `${dim}/${f} shown`);
-        const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
-        assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
-      }
-    }
-    const st = await dataValue('#stsb-test-value');
-    assert.ok(Number.isFinite(st), 'STS-B test Spearman shown');
-    assert.ok(Math.abs(st - cli.stsb_test.spearman) <= 0.01, `STS-B test: browser ${st} vs CLI ${cli.stsb_test.spearman}`);
+    await assertQuickTableEquals(page, cli);
     // The paper's Table 4 value and the delta in each cell (MiniLM is in the paper).
     assert.ok(cli.paper, 'the CLI report of MiniLM carries its Table 4 row');
     const paperStsb = cli.paper.structure.stsb;

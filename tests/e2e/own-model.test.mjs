@@ -17,12 +17,10 @@ import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { cliPath, expected, launchChromium, siteUrl } from './common.mjs';
+import {
+  ACTIVE, ARTIFACTS, PASSIVE, ROOT, RUN_TIMEOUT, cliPath, expected, launchChromium, siteUrl,
+} from './common.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
-const ARTIFACTS = path.resolve(HERE, '..', 'artifacts');
 const BASE = siteUrl();
 const ORIGIN = new URL(BASE).origin;
 const EXPECT = expected(['llama_active_passive_cosine', 'active_passive_cosine']);
@@ -30,9 +28,6 @@ const CLI = cliPath();
 const LLAMA = path.join(ROOT, 'tests/artifacts/llama');
 const LLAMA_Q8 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.q8_0.gguf');
 const LLAMA_F32 = path.join(LLAMA, 'all-MiniLM-L6-v2.llamacpp.f32.gguf');
-const ACTIVE = 'The chef cooked the meal.';
-const PASSIVE = 'The meal was cooked by the chef.';
-const RUN_TIMEOUT = Number(process.env.SR_BENCH_E2E_RUN_TIMEOUT_MS || 15 * 60_000);
 
 const sha256Of = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
