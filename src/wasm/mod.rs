@@ -48,6 +48,21 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
+/// Which CPU build of the engine this is: "relaxed-simd" (compiled with `+relaxed-simd`, the
+/// page's pick where `WebAssembly.validate` accepts relaxed SIMD) or "simd128" (the plain build,
+/// for every other browser). Also in `Model.backend_status().cpu_build`.
+#[wasm_bindgen]
+pub fn cpu_build() -> String {
+    CPU_BUILD.into()
+}
+
+/// See [`cpu_build`]: fixed when the wasm is compiled.
+const CPU_BUILD: &str = if cfg!(target_feature = "relaxed-simd") {
+    "relaxed-simd"
+} else {
+    "simd128"
+};
+
 /// Benchmarks only: this machine's wasm simd128 mul+add peak, GFLOP/s on one thread.
 #[wasm_bindgen]
 pub fn simd_peak_gflops(iterations: u64) -> f64 {

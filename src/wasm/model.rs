@@ -5,12 +5,21 @@ use std::rc::Rc;
 use js_sys::Float32Array;
 use wasm_bindgen::prelude::*;
 
-use super::{flatten, js_error, js_error_of, to_js};
+use super::{flatten, js_error, js_error_of, to_js, CPU_BUILD};
 use crate::backend::memory::{self, ModelShape};
 use crate::backend::webgpu::{self, GpuOptions, GpuWithCpuFallback};
 use crate::backend::{load_embedder_with_options, BackendKind, BackendStatus, MatmulMode};
 use crate::error::ErrorCode;
 use crate::model::{cosine, Embedder, LoadOptions, ModelFile};
+
+/// `backend_status()`: the backend's status plus which CPU build this wasm is (it runs a CPU
+/// model's batches, and a WebGPU model's fallback and explainers).
+#[derive(serde::Serialize)]
+struct StatusWithBuild {
+    #[serde(flatten)]
+    status: BackendStatus,
+    cpu_build: &'static str,
+}
 
 /// A loaded sentence encoder.
 #[wasm_bindgen]
@@ -73,7 +82,10 @@ impl Model {
             Some(gpu) => gpu.status(),
             None => BackendStatus::cpu_only(),
         };
-        to_js(&status)
+        to_js(&StatusWithBuild {
+            status,
+            cpu_build: CPU_BUILD,
+        })
     }
 
     /// True when batches may run on the GPU: the caller then uses the `*_async` methods and
