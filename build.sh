@@ -14,6 +14,9 @@ ROOT=$PWD
 SHARED=${SR_BENCH_SHARED:-$ROOT/../shared}
 PORT=${PORT:-8080}
 CLI=$ROOT/target/release/sr-bench
+# issue 15: the relaxed-SIMD wasm build (RUSTFLAGS replaces .cargo/config.toml's rustflags).
+RELAXED_RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd"
+RELAXED_TARGET=${CARGO_TARGET_DIR:-$ROOT/target}/wasm-relaxed
 MODEL=all-MiniLM-L6-v2                 # the default model (tests, e2e)
 MODELS=(all-MiniLM-L6-v2 all-mpnet-base-v2)
 DTYPES=(q8_0 q4_0 f32)
@@ -102,13 +105,17 @@ build_models() {
 build_wasm() {
   step "wasm (release, simd128) → www/pkg/"
   wasm-pack build --target web --release --out-dir www/pkg --no-pack
+  # issue 15: the same code with relaxed SIMD, for the browsers that have it (www/cpu-build.js
+  # picks one at run time). Its own target dir: other flags, so the builds don't undo each other.
+  step "wasm (release, simd128 + relaxed-simd) → www/pkg-relaxed/"
+  RUSTFLAGS="$RELAXED_RUSTFLAGS" CARGO_TARGET_DIR="$RELAXED_TARGET" \
+    wasm-pack build --target web --release --out-dir www/pkg-relaxed --no-pack
 }
 
 assemble_site() {
   step "site → www/dist/"
   rm -rf www/dist && mkdir -p www/dist/data
-  bash www/assemble.sh www/dist
-  cp -r www/pkg www/dist/pkg
+  bash www/assemble.sh www/dist   # also both wasm builds (www/pkg, www/pkg-relaxed)
   mkdir -p www/dist/models && cp www/models/*.gguf www/models/manifest.json www/dist/models/
   cp -r data/sr data/stsb www/dist/data/
 }
@@ -173,6 +180,11 @@ run_tests() {
   "$CLI" eval --model "www/models/$MODEL.q8_0.gguf" --data data --split quick --json tests/artifacts/eval-quick.q8_0.json > /dev/null
   # The per-binary limit: browser_gpu runs the quick SR split on SwiftShader (~19 min quiet).
   WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release
+  # issue 15: the parity tests again on the relaxed-SIMD build (the page runs it in Chromium):
+  # MiniLM f32/q8_0/q4_0 and its quick split, MPNet q8_0, llama.cpp files, the kernels.
+  step "browser tests on the relaxed-SIMD build (parity, kernels)"
+  RUSTFLAGS="$RELAXED_RUSTFLAGS" CARGO_TARGET_DIR="$RELAXED_TARGET" WASM_BINDGEN_TEST_TIMEOUT=2700 \
+    wasm-pack test --headless --chrome --release --test browser --test browser_mpnet --test browser_llama --test browser_kernels
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"
   local port; port=$(free_port)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Copy the web demo's own files and its vendored chart library into DIST (the built site).
 # Usage: sh www/assemble.sh DIST        (run from anywhere; DIST is created if missing)
-# Leaves DIST/pkg, DIST/models and DIST/data alone: build.sh puts those there.
+# Also copies the two wasm builds (www/pkg, and www/pkg-relaxed's .wasm: see www/cpu-build.js);
+# leaves DIST/models and DIST/data alone: build.sh puts those there.
 set -eu
 
 if [ $# -ne 1 ]; then
@@ -50,13 +51,29 @@ for f in $FILES; do
 done
 cp "$CHART/dist/chart.umd.min.js" "$CHART/dist/chart.umd.min.js.map" "$DIST/vendor/"
 cp "$CHART/LICENSE.md" "$DIST/vendor/chart.js.LICENSE.md"
+# --- issue 15: the two CPU builds. One JS glue runs either .wasm, so the relaxed build must
+# export exactly what the plain one does (same Rust API: no export under a cfg of its own).
+for pkg in pkg pkg-relaxed; do
+  if [ ! -f "$WWW/$pkg/sr_bench_bg.wasm" ]; then
+    echo "assemble.sh: www/$pkg is not built: run ./build.sh build (wasm-pack, see build_wasm)" >&2; exit 1
+  fi
+done
+if ! cmp -s "$WWW/pkg/sr_bench.js" "$WWW/pkg-relaxed/sr_bench.js"; then
+  echo "assemble.sh: www/pkg and www/pkg-relaxed have different JS glue (sr_bench.js): the two builds" >&2
+  echo "  must export the same API (is one of them stale? rebuild both: ./build.sh build)" >&2
+  exit 1
+fi
+rm -rf "$DIST/pkg" "$DIST/pkg-relaxed"
+cp -r "$WWW/pkg" "$DIST/pkg"
+mkdir -p "$DIST/pkg-relaxed" && cp "$WWW/pkg-relaxed/sr_bench_bg.wasm" "$DIST/pkg-relaxed/"
+# --- end issue 15
 # --- issue 13: offline class mode. DIST/sw.js gets the list of files it stores (the page, the
 # engine, the benchmark data, the model list; never the models: see www/sw.js) and a build id
 # from their contents. Hashed from the sources build.sh copies (www/pkg, data/, www/models), so
 # the id is right whether they are in DIST yet or not; a new build means a new id, and the
 # browser replaces the stored copy.
 PRECACHE_SHELL="index.html style.css favicon.svg bench.html $(echo "$SCRIPTS" | tr ' ' '\n' | grep -vx 'sw.js' | tr '\n' ' ')vendor/chart.umd.min.js"
-PRECACHE_DATA="pkg/sr_bench.js pkg/sr_bench_bg.wasm data/sr/stsb.csv data/sr/sickr.csv data/sr/askubuntu.csv data/sr/cqa.csv data/sr/twitter.csv data/sr/biosses.csv data/stsb/stsb-en-test.csv models/manifest.json"
+PRECACHE_DATA="pkg/sr_bench.js pkg/sr_bench_bg.wasm pkg-relaxed/sr_bench_bg.wasm data/sr/stsb.csv data/sr/sickr.csv data/sr/askubuntu.csv data/sr/cqa.csv data/sr/twitter.csv data/sr/biosses.csv data/stsb/stsb-en-test.csv models/manifest.json"
 source_of() {
   case $1 in
     vendor/chart.umd.min.js) echo "$CHART/dist/chart.umd.min.js" ;;

@@ -7,6 +7,11 @@
 // ?sha256=, verified on every read), and reads them from there first, so offline they come
 // from that verified store and never from this worker.
 //
+// Both CPU builds of the engine (pkg/ and pkg-relaxed/, issue 15: www/cpu-build.js) are stored,
+// not only the one this browser picks: a link forcing the plain build (?cpu=simd128) must work
+// offline too, and this worker cannot see the page's choice. The cost: one more .wasm (~5.5 MB)
+// per build, fetched in the background after the page is up.
+//
 // Responses are stored as the server sent them, headers included (CSP, COOP/COEP, content
 // types), so a page served from here is the same page. assemble.sh fills BUILD and PRECACHE in
 // the built site: a new build changes this file, the browser installs it, and its activation
