@@ -9,6 +9,9 @@ export function createEngineState() {
   return {
     /** @type {Promise<void>|null} */
     wasmReady: null,
+    /** The CPU build to run (cpu-build.js: "relaxed-simd" | "simd128"), set by the page's
+     * `cpu-build` request; a page that sends none gets the plain build. */
+    cpuBuild: 'simd128',
     /** The compiled wasm module (shared with the pool's helpers). @type {WebAssembly.Module|null} */
     wasmModule: null,
     /** @type {import('./pkg/sr_bench.js').Model|null} */

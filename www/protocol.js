@@ -54,6 +54,13 @@
 //
 // The page learns of worker start-up failures through the Worker's own `error` event.
 //
+// --- The CPU build (issue 15, cpu-build.js):
+//   cpu-build   page → engine, {build: "relaxed-simd"|"simd128"} → {cpu_build}: the first request
+//               of every engine the page starts (the page chose with WebAssembly.validate, or the
+//               URL's ?cpu=simd128). The engine compiles that build's .wasm (its helpers get the
+//               compiled module) and answers with the wasm's own `cpu_build()`. Code "bad-request"
+//               for an unknown build, or another build once the wasm has started.
+//
 // --- Workers that die (issue 14). A worker that stops (closed, killed by the browser) may fire
 // no event, so both sides watch for silence:
 //   ping        page → engine, {} → {}: sent every 2 s while any request waits (app/engine.js); one

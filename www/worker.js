@@ -1,7 +1,7 @@
 // The engine worker (module worker): owns the wasm module, the loaded model and the benchmark run.
 // Message protocol: see protocol.js; requests are answered through rpc.js's `serve`.
 
-import init, { Model, reverse_words, shuffle_words, swap_words } from './pkg/sr_bench.js';
+import init, { Model, cpu_build, reverse_words, shuffle_words, swap_words } from './pkg/sr_bench.js';
 import { ERR } from './protocol.js';
 import { codedError, describeError, messageOf } from './errors.js';
 import { serve } from './rpc.js';
@@ -9,6 +9,7 @@ import { loadModelBytes } from './cache.js';
 import { inspectFile, readLocalFile } from './local-file.js';
 import { compileWasm, exposeWasmMemory } from './pool.js';
 import { evaluate } from './evaluate.js';
+import { CPU_BUILDS, cpuBuildWasmUrl } from './cpu-build.js';
 import { probe } from './probe.js';
 import {
   backendStatus, cancelRun, createEngineState, dropPool, exclusive, post, requireModel, toPlain, yieldToEvents,
@@ -18,7 +19,7 @@ const engine = createEngineState();
 
 function ensureWasm() {
   if (!engine.wasmReady) {
-    engine.wasmReady = compileWasm(new URL('./pkg/sr_bench_bg.wasm', import.meta.url))
+    engine.wasmReady = compileWasm(cpuBuildWasmUrl(engine.cpuBuild))
       .then((module) => {
         engine.wasmModule = module;
         return init({ module_or_path: module });
@@ -204,6 +205,18 @@ function onShuffleScores(msg) {
   });
 }
 
+// --- issue 15: which CPU build (wasm) this engine and its helpers run.
+async function onCpuBuild(msg) {
+  if (engine.wasmReady && msg.build !== engine.cpuBuild) {
+    throw codedError(ERR.BAD_REQUEST, `The engine already runs the ${engine.cpuBuild} build.`);
+  }
+  if (!Object.hasOwn(CPU_BUILDS, msg.build)) throw codedError(ERR.BAD_REQUEST, `Unknown CPU build: ${msg.build}`);
+  engine.cpuBuild = msg.build;
+  await ensureWasm();
+  return { cpu_build: cpu_build() };
+}
+// --- end issue 15
+
 serve(self, {
   explain: onExplain,
   'word-order': onWordOrder,
@@ -218,6 +231,8 @@ serve(self, {
   evaluate: (msg) => evaluate(engine, msg),
   probe: (msg) => probe(engine, msg), // issue 13: word-order and layer probes (probe.js)
   cancel: onCancel,
+  // issue 15: the CPU build the page chose (cpu-build.js); sent first, before the wasm starts.
+  'cpu-build': onCpuBuild,
   // issue 14: the page's liveness check (app/engine.js); answered at once, so only a dead or
   // stuck worker leaves it unanswered.
   ping: () => ({}),

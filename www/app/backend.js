@@ -1,6 +1,7 @@
 // The backend picker (CPU | WebGPU | Auto) and "Running on:", from `Model.backend_status()`.
 
 import { adapterLabel } from '../adapter-label.js';
+import { cpuBuildLabel } from '../cpu-build.js';
 import { $, el, setMessage } from './ui.js';
 
 export const BACKENDS = ['cpu', 'webgpu', 'auto'];
@@ -61,6 +62,7 @@ export function renderBackend(status) {
   const onGpu = status.active === 'webgpu';
   active.dataset.active = status.active;
   active.dataset.requested = status.requested;
+  if (status.cpu_build) showCpuBuild(status.cpu_build, onGpu);
   const adapterName = adapterLabel(status.adapter);
   active.textContent = onGpu
     ? `WebGPU · ${adapterName}${status.software_adapter ? ' (software)' : ''}`
@@ -82,3 +84,15 @@ export function renderBackend(status) {
   list.replaceChildren(...notices.map((n) => el('li', {}, n)));
   list.hidden = notices.length === 0;
 }
+
+// --- issue 15: which CPU build runs, beside the backend. From the wasm itself (`cpu_build()`,
+// and `backend_status().cpu_build`), never from what the page asked for.
+/** `build`: "relaxed-simd" | "simd128"; `onGpu`: the model runs on WebGPU (the CPU build then
+ * runs its fallback and the explainers). */
+export function showCpuBuild(build, onGpu = false) {
+  const span = $('cpu-build');
+  span.dataset.build = build;
+  span.textContent = onGpu ? `(CPU: ${cpuBuildLabel(build)})` : `(${cpuBuildLabel(build)})`;
+  span.hidden = false;
+}
+// --- end issue 15

@@ -4,6 +4,7 @@
 import { RpcClient } from '../rpc.js';
 import { $, setMessage } from './ui.js';
 import { loadModel } from './model-panel.js';
+import { showCpuBuild } from './backend.js';
 
 /** While a request waits, the engine is pinged this often… */
 const PING_EVERY_MS = 2000;
@@ -26,6 +27,12 @@ export function startEngine(state) {
   });
   state.engine = client;
   watchEngine(state, client);
+  // issue 15: the CPU build chosen by the page, told first; the engine answers with what its
+  // wasm says it is. A failure needs no message here: the load, which needs the wasm too, says why.
+  client.call('cpu-build', { build: state.cpuBuild.build }).then(
+    ({ cpu_build: build }) => { if (state.engine === client) showCpuBuild(build, state.loaded?.backend_status?.active === 'webgpu'); },
+    () => {},
+  );
 }
 
 /** Pings the engine while anything waits on it; one ping unanswered for ENGINE_STALL_MS restarts it. */

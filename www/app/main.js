@@ -19,6 +19,7 @@ import { messageOf } from '../errors.js';
 import { setupLocalModel } from './local-model.js';
 import { setupCompare } from './compare.js';
 import { setupLesson } from './lesson.js';
+import { chooseCpuBuild } from '../cpu-build.js';
 import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
 import { renderMaps } from './explain.js';
 
@@ -130,6 +131,10 @@ async function main() {
     applyTextsFromUrl(u);
   }
   updateVerdict($('text-a').value, $('text-b').value);
+  // issue 15: relaxed SIMD where the browser has it; `?cpu=simd128` forces the plain build.
+  state.cpuBuild = chooseCpuBuild(new URLSearchParams(location.search).get('cpu'));
+  $('cpu-build-warning').textContent = state.cpuBuild.warning || '';
+  $('cpu-build-warning').hidden = !state.cpuBuild.warning;
   startEngine(state);
   wire(state);
   setupWordOrder(state, (text) => setB(state, text));

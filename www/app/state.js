@@ -15,6 +15,9 @@ export function createState() {
     manifest: [],
     /** The backend chosen on the page (and in the URL): "cpu" | "webgpu" | "auto". */
     backend: 'cpu',
+    /** issue 15: the CPU build (wasm) the engine runs, chosen once by main.js (cpu-build.js
+     * chooseCpuBuild: {build, warning}); every engine started is told it. */
+    cpuBuild: { build: 'simd128', warning: null },
     /** @type {import('../protocol.js').LoadResult|null} */
     loaded: null,
     loadingKey: null,
