@@ -25,15 +25,15 @@ try {
   await results.waitFor({ state: 'attached', timeout: 30 * 60 * 1000 });
   const error = await page.locator('#results').getAttribute('data-error');
   if (error) throw new Error(error);
-  const { userAgent, results: rows, skipped = [] } = JSON.parse(await page.locator('#results').getAttribute('data-json'));
+  const { userAgent, cpu_build: cpuBuild, results: rows, skipped = [] } = JSON.parse(await page.locator('#results').getAttribute('data-json'));
   if (!wantsGpu) {
-    console.log(`browser CPU benchmark (wasm simd128, 1 thread): ${rows[0]?.sentences} SR sentences — ${userAgent}`);
+    console.log(`browser CPU benchmark (wasm ${cpuBuild}, 1 thread): ${rows[0]?.sentences} SR sentences — ${userAgent}`);
     console.log(`${'model file'.padEnd(36)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)}`);
     for (const r of rows) {
       console.log(`${r.file.padEnd(36)} ${r.load_ms.toFixed(1).padStart(12)} ${r.sentences_per_s.toFixed(1).padStart(14)}`);
     }
   } else {
-    console.log(`browser benchmark, backends ${backends} (cpu: wasm simd128, 1 thread; gpu: WebGPU): ${rows[0]?.sentences ?? sentences} SR sentences — ${userAgent}`);
+    console.log(`browser benchmark, backends ${backends} (cpu: wasm ${cpuBuild}, 1 thread; gpu: WebGPU): ${rows[0]?.sentences ?? sentences} SR sentences — ${userAgent}`);
     console.log(`${'model file'.padEnd(36)} ${'backend'.padEnd(56)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)}`);
     for (const r of rows) {
       const emulated = r.adapter && r.adapter.software

@@ -5,7 +5,9 @@
 //   &backends=cpu,webgpu       "cpu": Model.load + embed (wasm, one thread); "webgpu" (or its
 //                              alias "gpu", which bench/browser.mjs passes):
 //                              Model.load_with_backend(bytes, "webgpu") + await embed_async
-import init, { Model, sentence_sample } from './pkg/sr_bench.js';
+//   &cpu=simd128               the plain wasm build (default: the one the demo page picks)
+import init, { Model, cpu_build, sentence_sample } from './pkg/sr_bench.js';
+import { chooseCpuBuild, cpuBuildWasmUrl } from './cpu-build.js';
 import { SR_FILES } from './protocol.js';
 import { adapterLabel } from './adapter-label.js';
 import { messageOf } from './errors.js';
@@ -78,7 +80,9 @@ function line(r) {
 async function main() {
   const unknown = backends.filter((b) => !BACKENDS.includes(b));
   if (unknown.length) throw new Error(`unknown backend(s) ${unknown.join(', ')}: use ${BACKENDS.join(', ')}`);
-  await init();
+  const { build, warning } = chooseCpuBuild(params.get('cpu'));
+  if (warning) throw new Error(warning);
+  await init({ module_or_path: cpuBuildWasmUrl(build) });
   const csvs = await Promise.all(SR_FILES.map((name) => bytes(`data/sr/${name}.csv`)));
   const texts = sentence_sample(csvs, count);
   const manifest = await (await fetch('models/manifest.json')).json();
@@ -96,7 +100,7 @@ async function main() {
       out.textContent = [...results.map(line), ...skipped.map((s) => `skipped: ${s}`)].join('\n');
     }
   }
-  out.dataset.json = JSON.stringify({ userAgent: navigator.userAgent, results, skipped });
+  out.dataset.json = JSON.stringify({ userAgent: navigator.userAgent, cpu_build: cpu_build(), results, skipped });
   status.textContent = 'done';
 }
 

@@ -1,12 +1,14 @@
 // Shared by the comparison pages (bench/compare-transformersjs.sh): the workload, in the same
 // order for both systems, and the scoring through our wasm Evaluation (one code path for metrics).
-import init, { Model, Evaluation, sentence_sample, inspect_model } from './pkg/sr_bench.js';
+import init, { Model, Evaluation, sentence_sample, inspect_model, cpu_build } from './pkg/sr_bench.js';
 
-export { inspect_model };
+export { inspect_model, cpu_build };
 import { compileWasm } from './pool.js';
+import { chooseCpuBuild, cpuBuildWasmUrl } from './cpu-build.js';
 
 export const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
 export const MODEL_FILE = 'models/all-MiniLM-L6-v2.q8_0.gguf';
+export const MPNET_FILE = 'models/all-mpnet-base-v2.q8_0.gguf';
 export const CHUNK = 64;
 export const params = new URLSearchParams(location.search);
 
@@ -21,9 +23,13 @@ export async function bytes(url) {
 }
 
 let wasmModule = null;
+/** Our wasm, the CPU build the demo page would pick (relaxed SIMD where the browser has it;
+ * `?cpu=simd128` forces the plain one): `cpu_build()` says which runs. */
 export async function ourWasm() {
   if (!wasmModule) {
-    wasmModule = await compileWasm(new URL('./pkg/sr_bench_bg.wasm', import.meta.url));
+    const { build, warning } = chooseCpuBuild(params.get('cpu'));
+    if (warning) throw new Error(warning);
+    wasmModule = await compileWasm(cpuBuildWasmUrl(build));
     await init({ module_or_path: wasmModule });
   }
   return wasmModule;
@@ -31,11 +37,12 @@ export async function ourWasm() {
 
 /**
  * The workload: `sample` (2,000 SR sentences as `sr-bench bench` picks them, sorted by token
- * count, in chunks of CHUNK) and `full` (every unique SR sentence, as Evaluation.next_chunk
- * hands them out: length-sorted, longest first), plus `score(embeddingsPerChunk)`.
- * `modelBytes`: our q8_0 file (for the token counts that sort the sentences).
+ * count, in chunks of CHUNK) and `full` (every unique sentence of the `split`, as
+ * Evaluation.next_chunk hands them out: length-sorted, longest first), plus
+ * `score(embeddingsPerChunk)`. `split` "full": the SR files only (27,060 sentences); "quick":
+ * as the page's quick run, with STS-B test. `modelBytes`: our file (its token counts sort).
  */
-export async function workload(modelBytes, sampleSize = 2000) {
+export async function workload(modelBytes, { sampleSize = 2000, split = 'full' } = {}) {
   await ourWasm();
   // One at a time: parallel requests can stall `sr-bench serve` (tiny_http, one response thread).
   const csvs = [];
@@ -47,8 +54,9 @@ export async function workload(modelBytes, sampleSize = 2000) {
     .map(([, t]) => t);
   const sample = [];
   for (let i = 0; i < sampleTexts.length; i += CHUNK) sample.push({ start: i, texts: sampleTexts.slice(i, i + CHUNK) });
-  const ev = new Evaluation('full', 'model');
+  const ev = new Evaluation(split, 'model');
   SR_FILES.forEach((f, i) => ev.add_sr_file(f, csvs[i]));
+  if (split === 'quick') ev.set_stsb_test(await bytes('data/stsb/stsb-en-test.csv'));
   const total = ev.prepare(model);
   const full = [];
   for (;;) {

@@ -1,6 +1,10 @@
-// sr-bench on the comparison workload: a pool of Web Workers (one wasm instance + model each).
+// sr-bench on the comparison workload: a pool of Web Workers (one wasm instance + model each),
+// MiniLM q8_0 (against transformers.js) and then MPNet q8_0 (the paper's model; ?mpnet=0 skips
+// it), on the CPU build the demo page picks (?cpu=simd128 forces the plain one).
 import { EmbedPool, defaultPoolSize } from './pool.js';
-import { workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, inspect_model } from './cmp-common.js';
+import {
+  workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, MPNET_FILE, inspect_model, cpu_build,
+} from './cmp-common.js';
 
 async function run(pool, chunks) {
   const embeddings = new Array(chunks.length);
@@ -15,30 +19,72 @@ async function run(pool, chunks) {
   return { embeddings, seconds: s, sentences: n, sentences_per_s: n / s };
 }
 
-async function main() {
-  const t0 = performance.now();
-  say('cold load…');
+const strip = (r) => r && { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s };
+
+/** A pool for the model file at `url`, sized as the page sizes it (or ?workers=N). */
+async function startPool(url) {
   const module = await ourWasm();
-  const modelBytes = await bytes(MODEL_FILE);
+  const modelBytes = await bytes(url);
   // The helper's memory need comes from Rust, from the file's header (no model built here).
   const workerBytes = inspect_model(modelBytes.subarray(0, 16 << 20), modelBytes.length).worker_bytes;
   const size = Number(params.get('workers')) || defaultPoolSize(workerBytes);
   const pool = await EmbedPool.start({ size, module, bytes: modelBytes, workerUrl: new URL('./embed-worker.js', import.meta.url) });
+  return { pool, size, modelBytes };
+}
+
+/** MPNet q8_0 on the same kind of pool: the 2,000 sample, and with ?full≠0 the full SR set and
+ * the page's quick split (SR quick + STS-B test), each scored (SR averages for a sanity check). */
+async function mpnet(full) {
+  const t0 = performance.now();
+  say('MPNet q8_0: loading…');
+  const { pool, size, modelBytes } = await startPool(MPNET_FILE);
+  const loadMs = performance.now() - t0;
+  try {
+    const w = await workload(modelBytes);
+    say(`MPNet sample: ${w.sample.length} chunks on ${size} workers…`);
+    const sample = await run(pool, w.sample);
+    if (!full) return { threads: size, load_ms: loadMs, sample: strip(sample) };
+    say(`MPNet full: ${w.total} sentences on ${size} workers…`);
+    const fullRun = await run(pool, w.full);
+    const report = w.score(fullRun.embeddings, 'all-mpnet-base-v2', 'q8_0');
+    const q = await workload(modelBytes, { sampleSize: 0, split: 'quick' });
+    say(`MPNet quick split: ${q.total} sentences on ${size} workers…`);
+    const quickRun = await run(pool, q.full);
+    const quickReport = q.score(quickRun.embeddings, 'all-mpnet-base-v2', 'q8_0');
+    const averages = (r) => ({ structure: r.results.structure.avg_spearman, relation: r.results.relation.avg_spearman });
+    return {
+      threads: size, load_ms: loadMs, sample: strip(sample),
+      full: { ...strip(fullRun), ...averages(report) },
+      quick: { ...strip(quickRun), ...averages(quickReport), stsb_test: quickReport.stsb_test.spearman },
+    };
+  } finally {
+    pool.terminate();
+  }
+}
+
+async function main() {
+  const t0 = performance.now();
+  say('cold load…');
+  const { pool, size, modelBytes } = await startPool(MODEL_FILE);
   const loadMs = performance.now() - t0;
   say('preparing the workload…');
   const w = await workload(modelBytes);
   say(`sample: ${w.sample.length} chunks on ${size} workers…`);
   const sample = await run(pool, w.sample);
-  let full = null;
+  const full = params.get('full') !== '0';
+  let fullRun = null;
   let report = null;
-  if (params.get('full') !== '0') {
+  if (full) {
     say(`full: ${w.total} sentences on ${size} workers…`);
-    full = await run(pool, w.full);
-    report = w.score(full.embeddings, 'all-MiniLM-L6-v2', 'q8_0');
+    fullRun = await run(pool, w.full);
+    report = w.score(fullRun.embeddings, 'all-MiniLM-L6-v2', 'q8_0');
   }
   pool.terminate();
-  const strip = (r) => r && { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s };
-  finish({ system: 'sr-bench', threads: size, load_ms: loadMs, pool_load_ms: pool.loadMs, total: w.total, tokens: w.tokens, padded_tokens: w.padded, sample: strip(sample), full: strip(full), report });
+  const mpnetResult = params.get('mpnet') === '0' ? null : await mpnet(full);
+  finish({
+    system: 'sr-bench', cpu_build: cpu_build(), threads: size, load_ms: loadMs, pool_load_ms: pool.loadMs, total: w.total,
+    tokens: w.tokens, padded_tokens: w.padded, sample: strip(sample), full: strip(fullRun), report, mpnet: mpnetResult,
+  });
 }
 
 main().catch(fail);
