@@ -183,7 +183,8 @@ run_tests() {
   # issue 15: the parity tests again on the relaxed-SIMD build (the page runs it in Chromium):
   # MiniLM f32/q8_0/q4_0 and its quick split, MPNet q8_0, llama.cpp files, the kernels.
   step "browser tests on the relaxed-SIMD build (parity, kernels)"
-  RUSTFLAGS="$RELAXED_RUSTFLAGS" CARGO_TARGET_DIR="$RELAXED_TARGET" WASM_BINDGEN_TEST_TIMEOUT=2700 \
+  # SR_BENCH_CPU_BUILD: tests/browser.rs checks the wasm under test says it is that build.
+  RUSTFLAGS="$RELAXED_RUSTFLAGS" CARGO_TARGET_DIR="$RELAXED_TARGET" SR_BENCH_CPU_BUILD=relaxed-simd WASM_BINDGEN_TEST_TIMEOUT=2700 \
     wasm-pack test --headless --chrome --release --test browser --test browser_mpnet --test browser_llama --test browser_kernels
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"

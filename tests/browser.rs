@@ -5,7 +5,7 @@
 mod browser_common;
 use browser_common::{fetch, fixture, log, max_abs_delta, rows};
 
-use sr_bench::wasm::{Evaluation, Model};
+use sr_bench::wasm::{cpu_build, Evaluation, Model};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
@@ -89,6 +89,15 @@ async fn bad_model_bytes_become_a_plain_error_not_a_panic() {
     // The code is Rust's, for the page to act on (protocol.js ERR.BAD_MODEL).
     let code = js_sys::Reflect::get(&msg, &"code".into()).unwrap();
     assert_eq!(code.as_string().as_deref(), Some("bad-model"));
+}
+
+/// These tests run on the CPU build build.sh meant: `SR_BENCH_CPU_BUILD` when they were compiled
+/// ("relaxed-simd" for its second run, with the relaxed RUSTFLAGS), else the plain "simd128".
+#[wasm_bindgen_test]
+fn runs_on_the_cpu_build_it_was_built_for() {
+    let want = option_env!("SR_BENCH_CPU_BUILD").unwrap_or("simd128");
+    log(format!("CPU build under test: {}", cpu_build()));
+    assert_eq!(cpu_build(), want);
 }
 
 #[wasm_bindgen_test]
