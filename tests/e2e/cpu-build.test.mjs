@@ -12,6 +12,7 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import {
   ACTIVE, PASSIVE, assertQuickTableEquals, launchChromium, loadDefaultModel, runBenchmarkInPage, scorePair, siteEnv,
   watchErrors,
@@ -46,7 +47,7 @@ describe('CPU builds: relaxed SIMD where the browser has it, simd128 otherwise',
 
   /** A fresh page at `query`; `wasm` collects the engine .wasm URLs it fetched. */
   async function open(query = '', { noRelaxed = false } = {}) {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     watchErrors(context, errors);
     if (noRelaxed) await context.addInitScript(withoutRelaxedSimd);
     const wasm = [];
@@ -89,8 +90,12 @@ describe('CPU builds: relaxed SIMD where the browser has it, simd128 otherwise',
     assert.equal(shown.build, build);
     assert.match(shown.text, build === 'relaxed-simd' ? /\(relaxed SIMD\)/ : /\(WebAssembly SIMD\)/);
     await checkNumbers(t, page, build);
-    // After a load the label comes from the model's backend_status().cpu_build (Rust).
+    // After a load the label comes from the model's backend_status().cpu_build (Rust), which the
+    // run's JSON export records.
     assert.equal(await page.getAttribute('#cpu-build', 'data-build'), build);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+    const exported = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+    assert.equal(exported.backend_status.cpu_build, build, 'the JSON export records the CPU build');
     const [used, unused] = build === 'relaxed-simd' ? [RELAXED_WASM, PLAIN_WASM] : [PLAIN_WASM, RELAXED_WASM];
     assert.ok(wasm.includes(used) && !wasm.includes(unused), `only ${used} was fetched: ${wasm.join(', ')}`);
     await context.close();
