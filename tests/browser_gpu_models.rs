@@ -33,8 +33,14 @@ async fn check(model: &str, dtype: &str, min_cosine: f32) {
         .await
         .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
     let status: Status = serde_wasm_bindgen::from_value(gpu.backend_status().unwrap()).unwrap();
-    assert_eq!(status.active, "webgpu", "{model} {dtype} must run on the GPU");
-    assert!(status.software_adapter, "SwiftShader must be reported as software");
+    assert_eq!(
+        status.active, "webgpu",
+        "{model} {dtype} must run on the GPU"
+    );
+    assert!(
+        status.software_adapter,
+        "SwiftShader must be reported as software"
+    );
     let fixture = fixture(model).await;
     let (texts, want): (Vec<String>, Vec<&[f32]>) = fixture
         .items
