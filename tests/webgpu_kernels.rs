@@ -6,12 +6,16 @@
 
 mod common;
 
+use candle_core::quantized::{ggml_file::qtensor_from_ggml, GgmlDType};
 use candle_core::{Device, Tensor};
+use half::f16;
+use sr_bench::backend::cpu::relative_position_bucket;
 use sr_bench::backend::webgpu::{self, GpuContext, GpuOptions};
-use sr_bench::backend::{load_embedder, BackendKind};
-use sr_bench::model::cosine;
+use sr_bench::backend::{load_embedder, BackendKind, MatmulMode};
+use sr_bench::model::{cosine, ModelFile, Pooling};
 
 const MODEL: &str = "all-MiniLM-L6-v2";
+const MPNET: &str = "all-mpnet-base-v2";
 
 fn gpu() -> GpuContext {
     match pollster::block_on(GpuContext::new(&GpuOptions::default())) {
@@ -135,6 +139,125 @@ fn matmul_with_bias_gelu_and_residual_matches_the_cpu() {
     }
 }
 
+/// An `[n, k]` weight as GGML blocks of 32 (q8_0: f16 scale + 32 × i8; q4_0: f16 scale + 16
+/// bytes of nibbles, weight j low and j + 16 high, stored + 8), with seeded random contents:
+/// the bytes and the values they encode, decoded here in f64 independently of candle and the
+/// WGSL. `extreme`: every block at the format's limits (scales ±65504, the smallest f16
+/// subnormal and normal, 0 and 1; quants at both ends of their range).
+fn craft_blocks(
+    dtype: GgmlDType,
+    n: usize,
+    k: usize,
+    extreme: bool,
+    rng: &mut Rng,
+) -> (Vec<u8>, Vec<f64>) {
+    assert_eq!(k % 32, 0);
+    let extreme_scales = [65504.0, -65504.0, 5.960_464_5e-8, 6.103_515_6e-5, 0.0, 1.0];
+    let (mut bytes, mut values) = (Vec::new(), Vec::with_capacity(n * k));
+    for block in 0..n * k / 32 {
+        let scale = if extreme {
+            f16::from_f32(extreme_scales[block % extreme_scales.len()])
+        } else {
+            f16::from_f32(rng.next() * 0.02)
+        };
+        bytes.extend(scale.to_le_bytes());
+        let d = scale.to_f64();
+        // Raw quants in the format's storage range.
+        let raw: Vec<u8> = (0..32)
+            .map(|j| {
+                let r = if extreme {
+                    (j + block) % 2 * 255
+                } else {
+                    ((rng.next() + 1.0) * 128.0) as usize
+                };
+                r.min(255) as u8
+            })
+            .collect();
+        match dtype {
+            GgmlDType::Q8_0 => {
+                bytes.extend(&raw);
+                values.extend(raw.iter().map(|&q| d * (q as i8) as f64));
+            }
+            GgmlDType::Q4_0 => {
+                let nibbles: Vec<u8> = raw.iter().map(|&r| r >> 4).collect();
+                bytes.extend((0..16).map(|j| nibbles[j] | (nibbles[j + 16] << 4)));
+                values.extend(nibbles.iter().map(|&q| d * (q as f64 - 8.0)));
+            }
+            other => panic!("{other:?} is not a block format"),
+        }
+    }
+    (bytes, values)
+}
+
+/// q8_0 and q4_0 weights uploaded as their blocks and dequantized inside the tiled matmul,
+/// against `x · Wᵀ + b` in f64 with W decoded from the same bytes. Error per output relative
+/// to 1 + |b| + Σ|x·w| (f32 accumulation over k terms), since extreme blocks make sums cancel.
+#[test]
+fn quantized_matmul_dequantizes_blocks_in_the_kernel() {
+    let ctx = gpu();
+    let mut rng = Rng(7);
+    // k a multiple of the 32-weight block; m, n off the 64×64 tile, one block, n = 1, and
+    // the encoders' real shapes (MiniLM 384/1536, MPNet 768/3072).
+    let shapes = [
+        (1, 1, 32),
+        (3, 5, 32),
+        (37, 70, 96),
+        (65, 129, 160),
+        (130, 1, 64),
+        (77, 384, 1536),
+        (64, 2304, 768),
+        (33, 768, 3072),
+    ];
+    for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
+        for &(m, n, k) in &shapes {
+            for (gelu, residual, extreme) in [
+                (false, false, false),
+                (true, false, true),
+                (false, true, false),
+            ] {
+                let (bytes, w) = craft_blocks(dtype, n, k, extreme, &mut rng);
+                let q = qtensor_from_ggml(dtype, &bytes, vec![n, k], &Device::Cpu).unwrap();
+                // The same values as candle (the CPU backend) decodes them.
+                let candle: Vec<f32> = q
+                    .dequantize(&Device::Cpu)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1()
+                    .unwrap();
+                assert!(
+                    candle.iter().zip(&w).all(|(&c, &v)| c as f64 == v),
+                    "{dtype:?}: decoding differs from candle's"
+                );
+                let x = rng.vec(m * k, 1.0);
+                let b = rng.vec(n, 0.5);
+                let r = rng.vec(m * n, 1.0);
+                let r = residual.then_some(r.as_slice());
+                let got =
+                    pollster::block_on(ctx.run_matmul_quantized(&x, &q, &b, r, (m, n, k), gelu))
+                        .unwrap();
+                let w32: Vec<f32> = w.iter().map(|&v| v as f32).collect();
+                let want = matmul_reference(&x, &w32, &b, r, (m, n, k), gelu);
+                let mut worst = 0f64;
+                for i in 0..m {
+                    for j in 0..n {
+                        let scale: f64 = 1.0
+                            + (b[j] as f64).abs()
+                            + (0..k)
+                                .map(|l| (x[i * k + l] as f64 * w[j * k + l]).abs())
+                                .sum::<f64>();
+                        let g = got[i * n + j];
+                        assert!(g.is_finite(), "{dtype:?} {m}×{n}×{k}: non-finite output");
+                        worst = worst.max((g as f64 - want[i * n + j]).abs() / scale);
+                    }
+                }
+                println!("{dtype:?} matmul {m}×{n}×{k} gelu={gelu} residual={residual} extreme={extreme}: max error {worst:.2e}");
+                assert!(worst < 1e-5, "{dtype:?} matmul {m}×{n}×{k}: error {worst}");
+            }
+        }
+    }
+}
+
 #[test]
 fn gelu_error_is_measured_on_a_dense_grid() {
     let ctx = gpu();
@@ -214,6 +337,66 @@ fn lengths_to_mask(lengths: &[usize], seq: usize) -> Vec<u32> {
         .collect()
 }
 
+/// The attention kernel on random q, k, v against an f64 reference; `relative`: MPNet's bias
+/// table `[buckets, heads]`, resolved per (query, key) by the CPU backend's own bucket function.
+fn check_attention(
+    ctx: &GpuContext,
+    rng: &mut Rng,
+    (lengths, seq, heads, hd): (&[usize], usize, usize, usize),
+    relative: Option<(&[f32], usize)>,
+) {
+    let batch = lengths.len();
+    let hidden = heads * hd;
+    let qkv = rng.vec(batch * seq * 3 * hidden, 2.0);
+    let mask = lengths_to_mask(lengths, seq);
+    let got = pollster::block_on(ctx.run_attention(&qkv, &mask, (batch, seq, heads, hd), relative))
+        .unwrap();
+    let mut want = vec![0f64; batch * seq * hidden];
+    let at = |b: usize, t: usize, part: usize, h: usize, d: usize| {
+        qkv[(b * seq + t) * 3 * hidden + part * hidden + h * hd + d] as f64
+    };
+    let bias = |h: usize, i: usize, j: usize| match relative {
+        Some((table, buckets)) => {
+            let bucket = relative_position_bucket(j as i64 - i as i64, buckets, 128);
+            table[bucket * heads + h] as f64
+        }
+        None => 0.0,
+    };
+    for b in 0..batch {
+        for h in 0..heads {
+            for i in 0..seq {
+                let scores: Vec<f64> = (0..seq)
+                    .map(|j| {
+                        if mask[b * seq + j] == 0 {
+                            f64::NEG_INFINITY
+                        } else {
+                            (0..hd)
+                                .map(|d| at(b, i, 0, h, d) * at(b, j, 1, h, d))
+                                .sum::<f64>()
+                                / (hd as f64).sqrt()
+                                + bias(h, i, j)
+                        }
+                    })
+                    .collect();
+                let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+                let total: f64 = e.iter().sum();
+                for d in 0..hd {
+                    want[(b * seq + i) * hidden + h * hd + d] =
+                        (0..seq).map(|j| e[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
+                }
+            }
+        }
+    }
+    let err = max_err(&got, &want);
+    println!(
+        "attention lengths {lengths:?} seq {seq} heads {heads}×{hd} relative bias {}: max error \
+         {err:.2e}",
+        relative.is_some()
+    );
+    assert!(err < 1e-5, "attention: error {err}");
+}
+
 #[test]
 fn masked_attention_matches_the_cpu() {
     let ctx = gpu();
@@ -226,80 +409,74 @@ fn masked_attention_matches_the_cpu() {
         (&[100, 67, 3], 100, 2, 64),
         (&[256, 200], 256, 12, 32),
     ];
-    for (lengths, seq, heads, hd) in cases {
-        let batch = lengths.len();
-        let hidden = heads * hd;
-        let qkv = rng.vec(batch * seq * 3 * hidden, 2.0);
-        let mask = lengths_to_mask(lengths, seq);
-        let got =
-            pollster::block_on(ctx.run_attention(&qkv, &mask, (batch, seq, heads, hd))).unwrap();
-        let mut want = vec![0f64; batch * seq * hidden];
-        let at = |b: usize, t: usize, part: usize, h: usize, d: usize| {
-            qkv[(b * seq + t) * 3 * hidden + part * hidden + h * hd + d] as f64
-        };
-        for b in 0..batch {
-            for h in 0..heads {
-                for i in 0..seq {
-                    let scores: Vec<f64> = (0..seq)
-                        .map(|j| {
-                            if mask[b * seq + j] == 0 {
-                                f64::NEG_INFINITY
-                            } else {
-                                (0..hd)
-                                    .map(|d| at(b, i, 0, h, d) * at(b, j, 1, h, d))
-                                    .sum::<f64>()
-                                    / (hd as f64).sqrt()
-                            }
-                        })
-                        .collect();
-                    let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                    let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
-                    let total: f64 = e.iter().sum();
-                    for d in 0..hd {
-                        want[(b * seq + i) * hidden + h * hd + d] =
-                            (0..seq).map(|j| e[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
-                    }
-                }
-            }
-        }
-        let err = max_err(&got, &want);
-        println!("attention lengths {lengths:?} seq {seq} heads {heads}×{hd}: max error {err:.2e}");
-        assert!(err < 1e-5, "attention: error {err}");
+    for case in cases {
+        check_attention(&ctx, &mut rng, case, None);
+    }
+}
+
+/// MPNet's attention: the learned relative-position bias (32 T5 buckets, exact up to distance
+/// 8, log-spaced to 128, shared beyond) added to every score, on sequences short and long
+/// enough to reach every bucket in both directions, up to the kernel's 512 tokens.
+#[test]
+fn attention_with_mpnet_relative_bias_matches_the_cpu() {
+    let ctx = gpu();
+    let mut rng = Rng(6);
+    let (buckets, heads) = (32, 12);
+    // Bias values of MPNet's magnitude (its table spans about ±5), distinct per bucket and head.
+    let table = rng.vec(buckets * heads, 5.0);
+    let cases: [(&[usize], usize, usize, usize); 4] = [
+        (&[1], 1, heads, 64),
+        (&[9, 4, 1], 9, heads, 64),
+        (&[150, 37], 150, heads, 64),
+        (&[512, 300], 512, heads, 64),
+    ];
+    for case in cases {
+        check_attention(&ctx, &mut rng, case, Some((&table, buckets)));
     }
 }
 
 #[test]
-fn mean_pooling_and_l2_normalisation_match_the_cpu() {
+fn every_pooling_mode_and_l2_normalisation_match_the_cpu() {
     let ctx = gpu();
     let mut rng = Rng(4);
-    for (lengths, seq, dim) in [
-        (vec![1usize], 1usize, 384usize),
-        (vec![11, 3, 7, 1, 11], 11, 384),
-        (vec![40, 2], 40, 130),
-    ] {
-        let batch = lengths.len();
-        let x = rng.vec(batch * seq * dim, 1.0);
-        let mask = lengths_to_mask(&lengths, seq);
-        let got = pollster::block_on(ctx.run_mean_pool_l2(&x, &mask, (batch, seq, dim))).unwrap();
-        let mut want = vec![0f64; batch * dim];
-        for b in 0..batch {
-            let mut mean = vec![0f64; dim];
-            for t in 0..lengths[b] {
+    for pooling in [Pooling::Mean, Pooling::Cls, Pooling::Last, Pooling::Max] {
+        for (lengths, seq, dim) in [
+            (vec![1usize], 1usize, 384usize),
+            (vec![11, 3, 7, 1, 11], 11, 384),
+            (vec![40, 2], 40, 130),
+            (vec![5, 1, 2], 5, 768),
+        ] {
+            let batch = lengths.len();
+            let x = rng.vec(batch * seq * dim, 1.0);
+            let mask = lengths_to_mask(&lengths, seq);
+            let got =
+                pollster::block_on(ctx.run_pool_l2(&x, &mask, (batch, seq, dim), pooling)).unwrap();
+            let mut want = vec![0f64; batch * dim];
+            for b in 0..batch {
+                let token = |t: usize, c: usize| x[(b * seq + t) * dim + c] as f64;
+                let kept = 0..lengths[b];
+                let v: Vec<f64> = (0..dim)
+                    .map(|c| match pooling {
+                        Pooling::Mean => {
+                            kept.clone().map(|t| token(t, c)).sum::<f64>() / lengths[b] as f64
+                        }
+                        Pooling::Cls => token(0, c),
+                        Pooling::Last => token(lengths[b] - 1, c),
+                        Pooling::Max => kept.clone().map(|t| token(t, c)).fold(f64::MIN, f64::max),
+                    })
+                    .collect();
+                let norm = v.iter().map(|v| v * v).sum::<f64>().sqrt();
                 for c in 0..dim {
-                    mean[c] += x[(b * seq + t) * dim + c] as f64 / lengths[b] as f64;
+                    want[b * dim + c] = v[c] / norm;
                 }
             }
-            let norm = mean.iter().map(|v| v * v).sum::<f64>().sqrt();
-            for c in 0..dim {
-                want[b * dim + c] = mean[c] / norm;
+            let err = max_err(&got, &want);
+            println!("pool {pooling:?}+L2 lengths {lengths:?} dim {dim}: max error {err:.2e}");
+            assert!(err < 1e-6, "pooling {pooling:?}: error {err}");
+            for b in 0..batch {
+                let norm: f32 = got[b * dim..(b + 1) * dim].iter().map(|v| v * v).sum();
+                assert!((norm - 1.0).abs() < 1e-5, "row {b} has squared norm {norm}");
             }
-        }
-        let err = max_err(&got, &want);
-        println!("pool+L2 lengths {lengths:?} dim {dim}: max error {err:.2e}");
-        assert!(err < 1e-6, "pooling: error {err}");
-        for b in 0..batch {
-            let norm: f32 = got[b * dim..(b + 1) * dim].iter().map(|v| v * v).sum();
-            assert!((norm - 1.0).abs() < 1e-5, "row {b} has squared norm {norm}");
         }
     }
 }
@@ -322,66 +499,198 @@ fn embedding_sum_matches_the_cpu() {
     assert!(max_err(&got, &want) < 1e-6);
 }
 
-/// GPU embeddings of the 82 fixture texts against the CPU backend's: (min cosine, text).
-fn gpu_vs_cpu(dtype: &str, batch_size: usize) -> (f32, String) {
-    let fixture = common::fixture(MODEL);
+/// Worst cosine of a GPU run over the 82 fixture texts: against the CPU backend and against
+/// sentence-transformers, each with (min cosine, the text's first 40 characters).
+struct Parity {
+    vs_cpu: (f32, String),
+    vs_reference: (f32, String),
+}
+
+/// The fixture texts of `model` (its `dtype` file) embedded on the GPU, against the CPU
+/// backend and against sentence-transformers.
+fn gpu_parity(model: &str, dtype: &str, batch_size: usize) -> Parity {
+    let fixture = common::fixture(model);
     let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
-    let bytes = common::model_bytes(MODEL, dtype);
+    let bytes = common::model_bytes(model, dtype);
     let cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
+    let started = std::time::Instant::now();
     let (mut gpu, auto) = pollster::block_on(webgpu::load_embedder_async(
         bytes,
         BackendKind::WebGpu,
         &GpuOptions::default(),
     ))
-    .unwrap_or_else(|e| panic!("the GPU backend must load: {e:#}"));
+    .unwrap_or_else(|e| panic!("the GPU backend must load {model} {dtype}: {e:#}"));
+    let loaded = started.elapsed().as_secs_f64();
     assert_eq!(gpu.backend_name(), "webgpu");
     gpu.set_batch_size(batch_size);
-    let want = cpu.embed(&texts).unwrap();
+    let started = std::time::Instant::now();
     let got = gpu.embed(&texts).unwrap();
+    let on_gpu = started.elapsed().as_secs_f64();
+    let want = cpu.embed(&texts).unwrap();
     assert_eq!(
         auto.status().active,
         "webgpu",
         "no fallback may happen: {:?}",
         auto.status()
     );
-    let mut worst = (f32::INFINITY, String::new());
-    for ((g, w), text) in got.iter().zip(&want).zip(&texts) {
-        assert_eq!(g.len(), 384);
-        let c = cosine(g, w);
-        if c < worst.0 {
-            worst = (c, text.chars().take(40).collect());
+    let worst = |pairs: &mut dyn Iterator<Item = (&Vec<f32>, &[f32])>| {
+        let mut worst = (f32::INFINITY, String::new());
+        for ((g, w), text) in pairs.zip(&texts) {
+            assert_eq!(g.len(), w.len(), "dimension");
+            let c = cosine(g, w);
+            if c < worst.0 {
+                worst = (c, text.chars().take(40).collect());
+            }
         }
-    }
-    // Also against sentence-transformers, for the record.
-    let st = fixture
-        .items
-        .iter()
-        .zip(&got)
-        .map(|(i, g)| cosine(g, &i.embedding))
-        .fold(f32::INFINITY, f32::min);
+        worst
+    };
+    let vs_cpu = worst(&mut got.iter().zip(want.iter().map(Vec::as_slice)));
+    let vs_reference = worst(
+        &mut got
+            .iter()
+            .zip(fixture.items.iter().map(|i| i.embedding.as_slice())),
+    );
     println!(
-        "{MODEL} {dtype} GPU ({}) vs CPU backend, batch {batch_size}: min cosine {:.6} ({:?}); \
-         vs sentence-transformers {st:.6}",
+        "{model} {dtype} GPU ({}), batch {batch_size}: min cosine vs CPU backend {:.6} ({:?}), \
+         vs sentence-transformers {:.6} ({:?}); load {loaded:.1} s, 82 texts in {on_gpu:.1} s; \
+         GPU weights {:.1} MB",
         auto.status().adapter.unwrap().name,
-        worst.0,
-        worst.1
+        vs_cpu.0,
+        vs_cpu.1,
+        vs_reference.0,
+        vs_reference.1,
+        auto.gpu().unwrap().weight_bytes() as f64 / 1e6,
     );
-    worst
+    Parity {
+        vs_cpu,
+        vs_reference,
+    }
 }
 
-#[test]
-fn q8_0_encoder_on_the_gpu_matches_the_cpu_backend() {
-    let (min, text) = gpu_vs_cpu("q8_0", 32);
+/// GPU vs sentence-transformers ≥ `reference` and GPU vs the CPU backend ≥ 0.9995.
+fn assert_parity(model: &str, dtype: &str, reference: f32) {
+    let p = gpu_parity(model, dtype, 32);
+    let (min, text) = &p.vs_reference;
     assert!(
-        min >= 0.9995,
-        "q8_0 GPU vs CPU min cosine {min} on {text:?}"
+        *min >= reference,
+        "{model} {dtype} GPU vs sentence-transformers min cosine {min} on {text:?}"
+    );
+    let (min, text) = &p.vs_cpu;
+    assert!(
+        *min >= 0.9995,
+        "{model} {dtype} GPU vs CPU min cosine {min} on {text:?}"
     );
 }
 
 #[test]
-fn f32_encoder_on_the_gpu_matches_the_cpu_backend() {
-    let (min, text) = gpu_vs_cpu("f32", 32);
-    assert!(min >= 0.9995, "f32 GPU vs CPU min cosine {min} on {text:?}");
+fn minilm_q8_0_on_the_gpu_matches_sentence_transformers() {
+    assert_parity(MODEL, "q8_0", 0.999);
+}
+
+#[test]
+fn minilm_f32_on_the_gpu_matches_sentence_transformers() {
+    assert_parity(MODEL, "f32", 0.9995);
+}
+
+/// MPNet (relative-position bias, positions after the padding index) on the GPU.
+#[test]
+fn mpnet_q8_0_on_the_gpu_matches_sentence_transformers() {
+    assert_parity(MPNET, "q8_0", 0.999);
+}
+
+#[test]
+fn mpnet_f32_on_the_gpu_matches_sentence_transformers() {
+    assert_parity(MPNET, "f32", 0.9995);
+}
+
+/// q4_0 weights stay q4_0 on the GPU too: the GPU equals the CPU backend on the same file
+/// (sentence-transformers is further away for q4_0 on any backend).
+#[test]
+fn q4_0_on_the_gpu_matches_the_cpu_backend() {
+    for model in [MODEL, MPNET] {
+        let (min, text) = gpu_parity(model, "q4_0", 32).vs_cpu;
+        assert!(
+            min >= 0.9995,
+            "{model} q4_0 GPU vs CPU min cosine {min} on {text:?}"
+        );
+    }
+}
+
+/// GPU memory of the weights, from the buffers the upload created, per model and dtype:
+/// quantized files keep their blocks (q8_0 ≈ 3.8×, q4_0 ≈ 7.1× smaller matrices than f32).
+#[test]
+fn quantized_weights_stay_quantized_in_gpu_memory() {
+    for model in [MODEL, MPNET] {
+        let bytes: Vec<u64> = ["f32", "q8_0", "q4_0"]
+            .iter()
+            .map(|dtype| {
+                let (_, auto) = pollster::block_on(webgpu::load_embedder_async(
+                    common::model_bytes(model, dtype),
+                    BackendKind::WebGpu,
+                    &GpuOptions::default(),
+                ))
+                .unwrap();
+                let b = auto.gpu().unwrap().weight_bytes();
+                println!(
+                    "{model} {dtype}: GPU weights {:.1} MB ({b} bytes)",
+                    b as f64 / 1e6
+                );
+                b
+            })
+            .collect();
+        let (f32_bytes, q8, q4) = (bytes[0] as f64, bytes[1] as f64, bytes[2] as f64);
+        // Biases, LayerNorms and positions stay f32: a little less than the matrices' ratios.
+        assert!(
+            f32_bytes / q8 > 3.3,
+            "{model}: f32 {f32_bytes} vs q8_0 {q8}"
+        );
+        assert!(
+            f32_bytes / q4 > 5.5,
+            "{model}: f32 {f32_bytes} vs q4_0 {q4}"
+        );
+    }
+}
+
+/// Files pooled by the first or the last token (bge, e5, gte … and llama.cpp's "last") run on
+/// the GPU: a llama.cpp f16 file (widened to f32 on the GPU) with its pooling set to each mode,
+/// GPU vs the CPU backend on the fixture texts.
+#[test]
+fn cls_and_last_token_pooling_run_on_the_gpu_like_the_cpu() {
+    let fixture = common::fixture(MODEL);
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let path = common::root().join("tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.f16.gguf");
+    let bytes = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (./build.sh fixtures makes it)", path.display()));
+    for pooling in ["cls", "last", "max"] {
+        let file = |bytes: Vec<u8>| {
+            let mut file = ModelFile::from_bytes(bytes).unwrap();
+            file.info.pooling = pooling.into();
+            file
+        };
+        let on_cpu = file(bytes.clone());
+        let matmul = MatmulMode::for_model(&on_cpu.info, &on_cpu.config);
+        let cpu = sr_bench::backend::cpu::embedder(on_cpu, matmul).unwrap();
+        let (gpu, auto) = pollster::block_on(webgpu::embedder_from_file(
+            file(bytes.clone()),
+            BackendKind::WebGpu,
+            BackendKind::WebGpu.gpu_fallback(false),
+            matmul,
+            &GpuOptions::default(),
+        ))
+        .unwrap();
+        assert_eq!(auto.status().active, "webgpu", "{:?}", auto.status());
+        let (got, want) = (gpu.embed(&texts).unwrap(), cpu.embed(&texts).unwrap());
+        let min = got
+            .iter()
+            .zip(&want)
+            .map(|(g, w)| cosine(g, w))
+            .fold(f32::INFINITY, f32::min);
+        println!("llama.cpp f16 MiniLM pooled by {pooling}: GPU vs CPU min cosine {min:.6}");
+        assert!(
+            min >= 0.9995,
+            "{pooling} pooling: GPU vs CPU min cosine {min}"
+        );
+    }
 }
 
 #[test]

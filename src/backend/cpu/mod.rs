@@ -6,6 +6,8 @@ mod bert;
 pub mod gemm;
 pub mod kernel_check;
 mod mpnet;
+pub use mpnet::relative_position_bucket;
+pub(crate) use mpnet::{relative_bias_by_distance, relative_buckets};
 pub mod peak;
 mod pooling;
 pub mod qgemm;

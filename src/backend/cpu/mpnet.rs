@@ -68,6 +68,32 @@ pub fn relative_position_bucket(
     bucket
 }
 
+/// The relative-position bias per head for every distance `key − query` in
+/// `−(span − 1)..=span − 1`: `[heads, 2·span − 1]`, from the `[buckets, heads]` table (what the GPU
+/// attention kernel adds; the CPU resolves the same buckets in `position_bias`).
+pub(crate) fn relative_bias_by_distance(
+    table: &[f32],
+    buckets: usize,
+    heads: usize,
+    span: usize,
+) -> Vec<f32> {
+    let width = 2 * span - 1;
+    let mut out = vec![0f32; heads * width];
+    for (i, distance) in (-(span as i64 - 1)..span as i64).enumerate() {
+        let bucket = relative_position_bucket(distance, buckets, MAX_DISTANCE);
+        for h in 0..heads {
+            out[h * width + i] = table[bucket * heads + h];
+        }
+    }
+    out
+}
+
+/// Buckets of an MPNet config (Hugging Face's default when it does not say).
+pub(crate) fn relative_buckets(cfg: &EncoderConfig) -> usize {
+    cfg.relative_attention_num_buckets
+        .unwrap_or(DEFAULT_BUCKETS)
+}
+
 impl MpNet {
     pub fn load(w: &Weights, cfg: &EncoderConfig, words: QMatMul) -> Result<Self> {
         let eps = cfg.layer_norm_eps;
@@ -81,9 +107,7 @@ impl MpNet {
             .map(|i| Layer::load(w, &LayerNames::mpnet(i), eps))
             .collect::<Result<Vec<_>>>()?;
         let relative_attention_bias = w.tensor(names::RELATIVE_ATTENTION_BIAS)?;
-        let buckets = cfg
-            .relative_attention_num_buckets
-            .unwrap_or(DEFAULT_BUCKETS);
+        let buckets = relative_buckets(cfg);
         let (rows, heads) = relative_attention_bias.dims2()?;
         if rows != buckets || heads != cfg.num_attention_heads {
             bail!(

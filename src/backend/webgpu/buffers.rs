@@ -26,10 +26,13 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
 
 /// A storage buffer initialised from f32 data (never empty: bindings need ≥ 4 bytes).
 pub(crate) fn upload_f32(device: &wgpu::Device, label: &str, data: &[f32]) -> wgpu::Buffer {
-    let mut bytes = f32_bytes(data);
-    if bytes.is_empty() {
-        bytes.resize(4, 0);
-    }
+    upload_bytes(device, label, f32_bytes(data))
+}
+
+/// A storage buffer initialised from raw bytes (quantized weight blocks as the file stores
+/// them), zero-padded to whole u32 words, at least one (WGSL reads `array<u32>`).
+pub(crate) fn upload_bytes(device: &wgpu::Device, label: &str, mut bytes: Vec<u8>) -> wgpu::Buffer {
+    bytes.resize(bytes.len().max(4).next_multiple_of(4), 0);
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some(label),
         contents: &bytes,

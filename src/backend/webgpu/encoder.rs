@@ -1,4 +1,4 @@
-//! The BERT encoder on the GPU: weights uploaded once ([`GpuWeights`]), the batch graph
+//! The encoder (BERT, MPNet) on the GPU: weights uploaded once ([`GpuWeights`]), the batch graph
 //! (activation buffers, bind groups, steps) reused across batches ([`Graph`]), one command
 //! buffer (one compute pass, 3 + 7·layers dispatches) and one readback per batch.
 
@@ -15,7 +15,7 @@ use super::kernels::Shape;
 use super::weights::GpuWeights;
 use crate::model::{ModelFile, TokenBatch};
 
-/// BERT (all-MiniLM-L6-v2 and the like) on a WebGPU device.
+/// A BERT-family encoder (all-MiniLM-L6-v2, all-mpnet-base-v2 and the like) on a WebGPU device.
 pub struct GpuBert {
     pub(crate) ctx: GpuContext,
     /// The token table stays on the CPU: a batch's rows are gathered there (dequantized as
@@ -51,7 +51,7 @@ impl std::fmt::Display for EncodeError {
 impl std::error::Error for EncodeError {}
 
 impl GpuBert {
-    /// Uploads the encoder's weights (dequantized to f32) to `ctx`'s device.
+    /// Uploads the encoder's weights (f32, or the file's q8_0 / q4_0 blocks) to `ctx`'s device.
     pub async fn new(ctx: GpuContext, file: &ModelFile, words: QMatMul) -> Result<Self> {
         let weights = GpuWeights::upload(&ctx, file).await?;
         // The widest activation is [rows, max(3·hidden, intermediate)] f32.
@@ -136,7 +136,7 @@ impl GpuBert {
                 let batch_cap = b
                     .next_power_of_two()
                     .max(graph.as_ref().map_or(0, |g| g.batch));
-                *graph = Some(Graph::bert(&self.ctx, &self.weights, rows, batch_cap));
+                *graph = Some(Graph::encoder(&self.ctx, &self.weights, rows, batch_cap));
             }
             let g = graph.as_ref().expect("the graph was just built");
             g.submit(&self.ctx, shape, &words, &batch.mask)
@@ -146,6 +146,11 @@ impl GpuBert {
         let flat = read_f32(&self.ctx.device, &readback, b * hidden).await?;
         self.ctx.check()?;
         Ok(flat.chunks(hidden).map(<[f32]>::to_vec).collect())
+    }
+
+    /// Bytes of the model's weights on the GPU (every buffer the upload created).
+    pub fn weight_bytes(&self) -> u64 {
+        self.weights.bytes
     }
 
     /// Dispatches per batch: embeddings (2), 7 per layer, pooling (1).

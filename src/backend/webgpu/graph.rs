@@ -3,13 +3,14 @@
 //! bound once to them and to the uploaded [`GpuWeights`]. Each batch then writes its inputs
 //! and parameter blocks and records the same steps into one compute pass.
 //!
-//! Another architecture adds a constructor with its own list of ops; `submit` is shared.
+//! BERT and MPNet record the same steps; what differs lives in their [`GpuWeights`] (MPNet's
+//! relative-position bias, the weights' formats, the pooling mode).
 
 use super::buffers::{f32_bytes, params_bytes, record, staging, storage, u32_bytes, uniform, Step};
 use super::context::GpuContext;
 use super::kernels::{Op, Shape};
 use super::params::{FLAG_GELU, FLAG_RESIDUAL};
-use super::weights::{Dims, GpuWeights};
+use super::weights::{Dims, GpuWeights, Linear};
 
 /// Activation buffers and the steps bound to them; grown (rebuilt) when a batch does not fit.
 pub(crate) struct Graph {
@@ -30,10 +31,10 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// BERT: embedding sum and its LayerNorm, 7 steps per layer (QKV matmul, attention,
-    /// output projection + residual, LayerNorm, FFN-in + GELU, FFN-out + residual,
-    /// LayerNorm), mean pooling + L2.
-    pub fn bert(ctx: &GpuContext, w: &GpuWeights, rows: usize, batch: usize) -> Self {
+    /// The encoder (BERT or MPNet): embedding sum and its LayerNorm, 7 steps per layer (QKV
+    /// matmul, attention (+ MPNet's relative bias), output projection + residual, LayerNorm,
+    /// FFN-in + GELU, FFN-out + residual, LayerNorm), pooling + L2.
+    pub fn encoder(ctx: &GpuContext, w: &GpuWeights, rows: usize, batch: usize) -> Self {
         let d = &ctx.device;
         let Dims {
             hidden,
@@ -52,9 +53,23 @@ impl Graph {
         let ffn = act("intermediate", inter);
         let mask = storage(d, "mask", (rows * 4) as u64);
         let pooled = storage(d, "pooled", (batch * hidden * 4) as u64);
+        // BERT binds a placeholder where MPNet's bias table goes (the kernel does not read it).
+        let no_bias = storage(d, "no relative bias", 4);
+        let relative_bias = w.relative_bias.as_ref();
+        let attention = Op::Attention {
+            heads,
+            head_dim,
+            relative_bias: relative_bias.is_some(),
+        };
+        let relative_bias = relative_bias.unwrap_or(&no_bias);
 
         let norm = Op::LayerNorm { cols: hidden, eps };
-        let matmul = |n, k, flags| Op::Matmul { n, k, flags };
+        let matmul = |n, k, flags, linear: &Linear| Op::Matmul {
+            n,
+            k,
+            flags,
+            format: linear.format,
+        };
         let mut ops: Vec<(Op, Vec<&wgpu::Buffer>)> = vec![
             (
                 Op::EmbedAdd { cols: hidden },
@@ -66,15 +81,12 @@ impl Graph {
             ops.extend([
                 // h·Wqkv (the residual binding is unused: the input stands in).
                 (
-                    matmul(3 * hidden, hidden, 0),
+                    matmul(3 * hidden, hidden, 0, &l.qkv),
                     vec![&h, &l.qkv.w, &l.qkv.b, &h, &qkv],
                 ),
+                (attention, vec![&qkv, &mask, relative_bias, &context]),
                 (
-                    Op::Attention { heads, head_dim },
-                    vec![&qkv, &mask, &context],
-                ),
-                (
-                    matmul(hidden, hidden, FLAG_RESIDUAL),
+                    matmul(hidden, hidden, FLAG_RESIDUAL, &l.attention_out),
                     vec![&context, &l.attention_out.w, &l.attention_out.b, &h, &x],
                 ),
                 (
@@ -82,17 +94,21 @@ impl Graph {
                     vec![&x, &l.attention_norm.g, &l.attention_norm.b, &h2],
                 ),
                 (
-                    matmul(inter, hidden, FLAG_GELU),
+                    matmul(inter, hidden, FLAG_GELU, &l.intermediate),
                     vec![&h2, &l.intermediate.w, &l.intermediate.b, &h2, &ffn],
                 ),
                 (
-                    matmul(hidden, inter, FLAG_RESIDUAL),
+                    matmul(hidden, inter, FLAG_RESIDUAL, &l.output),
                     vec![&ffn, &l.output.w, &l.output.b, &h2, &x],
                 ),
                 (norm, vec![&x, &l.output_norm.g, &l.output_norm.b, &h]),
             ]);
         }
-        ops.push((Op::MeanPoolL2 { dim: hidden }, vec![&h, &mask, &pooled]));
+        let pool = Op::PoolL2 {
+            dim: hidden,
+            pooling: w.pooling,
+        };
+        ops.push((pool, vec![&h, &mask, &pooled]));
         let (params, steps) = bind_steps(ctx, &ops);
         Self {
             rows,

@@ -7,11 +7,17 @@
 use anyhow::{bail, Result};
 
 use super::params::{
-    AttentionParams, ElementwiseParams, LayerNormParams, MatmulParams, PoolingParams, UniformParams,
+    AttentionParams, ElementwiseParams, LayerNormParams, MatmulParams, PoolingParams,
+    UniformParams, POOL_CLS, POOL_LAST, POOL_MAX, POOL_MEAN,
 };
+use crate::model::Pooling;
 
 const COMMON: &str = include_str!("wgsl/common.wgsl");
 const MATMUL: &str = include_str!("wgsl/matmul.wgsl");
+const WEIGHTS_F32: &str = include_str!("wgsl/weights_f32.wgsl");
+const WEIGHTS_BLOCKS: &str = include_str!("wgsl/weights_blocks.wgsl");
+const WEIGHTS_Q8_0: &str = include_str!("wgsl/weights_q8_0.wgsl");
+const WEIGHTS_Q4_0: &str = include_str!("wgsl/weights_q4_0.wgsl");
 const LAYERNORM: &str = include_str!("wgsl/layernorm.wgsl");
 const ATTENTION: &str = include_str!("wgsl/attention.wgsl");
 const POOLING: &str = include_str!("wgsl/pooling.wgsl");
@@ -21,14 +27,55 @@ const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
 const MATMUL_TILE: u32 = 64;
 /// Threads per workgroup of the attention kernel; `head_dim` must divide it.
 const ATTENTION_THREADS: usize = 64;
-/// Longest sequence the attention kernel holds in workgroup memory.
-const ATTENTION_MAX_SEQ: usize = 512;
+/// Longest sequence the attention kernel holds in workgroup memory (and the span of MPNet's
+/// relative-position bias table: distances −511..=511).
+pub(crate) const ATTENTION_MAX_SEQ: usize = 512;
 /// Threads per workgroup of the element-wise kernels.
 const ELEMENTWISE_THREADS: u32 = 256;
 
-/// The compiled compute pipelines (one per kernel entry point).
+/// How a matmul's weight matrix is stored on the GPU: f32, or the file's GGML blocks of 32
+/// values along k (dequantized inside the kernel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WeightFormat {
+    F32,
+    Q8_0,
+    Q4_0,
+}
+
+impl WeightFormat {
+    pub const ALL: [Self; 3] = [Self::F32, Self::Q8_0, Self::Q4_0];
+
+    /// Bytes of one block of 32 weights (f32: 32 × 4).
+    pub fn block_bytes(self) -> usize {
+        match self {
+            Self::F32 => 128,
+            Self::Q8_0 => 34,
+            Self::Q4_0 => 18,
+        }
+    }
+
+    /// The WGSL that declares `WeightWord` and `load_weight` for matmul.wgsl.
+    fn wgsl(self) -> &'static [&'static str] {
+        match self {
+            Self::F32 => &[WEIGHTS_F32],
+            Self::Q8_0 => &[WEIGHTS_BLOCKS, WEIGHTS_Q8_0],
+            Self::Q4_0 => &[WEIGHTS_BLOCKS, WEIGHTS_Q4_0],
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::F32 => "matmul_f32",
+            Self::Q8_0 => "matmul_q8_0",
+            Self::Q4_0 => "matmul_q4_0",
+        }
+    }
+}
+
+/// The compiled compute pipelines (one per kernel entry point; the matmul once per
+/// [`WeightFormat`], in `WeightFormat::ALL` order).
 pub(crate) struct Kernels {
-    matmul: wgpu::ComputePipeline,
+    matmul: [wgpu::ComputePipeline; 3],
     layer_norm: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
     pooling: wgpu::ComputePipeline,
@@ -54,10 +101,11 @@ impl Kernels {
                 cache: None,
             })
         };
-        let [matmul, layer_norm, attention, pooling, elementwise] =
+        let [layer_norm, attention, pooling, elementwise] =
             sources().map(|(label, parts)| module(label, &parts));
         Self {
-            matmul: pipeline("matmul", &matmul, "main"),
+            matmul: matmul_sources()
+                .map(|(label, parts)| pipeline(label, &module(label, &parts), "main")),
             layer_norm: pipeline("layer_norm", &layer_norm, "main"),
             attention: pipeline("attention", &attention, "main"),
             pooling: pipeline("pooling", &pooling, "main"),
@@ -69,20 +117,30 @@ impl Kernels {
     /// The pipeline that runs `op`.
     pub fn pipeline(&self, op: &Op) -> &wgpu::ComputePipeline {
         match op {
-            Op::Matmul { .. } => &self.matmul,
+            Op::Matmul { format, .. } => &self.matmul[*format as usize],
             Op::LayerNorm { .. } => &self.layer_norm,
             Op::Attention { .. } => &self.attention,
-            Op::MeanPoolL2 { .. } => &self.pooling,
+            Op::PoolL2 { .. } => &self.pooling,
             Op::EmbedAdd { .. } => &self.embed_add,
             Op::Gelu => &self.gelu,
         }
     }
 }
 
-/// Each shader module's label and source parts: its parameter struct, then the WGSL files.
-fn sources() -> [(&'static str, Vec<&'static str>); 5] {
+/// The matmul's modules, one per [`WeightFormat`]: the same kernel after each format's
+/// `load_weight`.
+fn matmul_sources() -> [(&'static str, Vec<&'static str>); 3] {
+    WeightFormat::ALL.map(|f| {
+        let mut parts = vec![MatmulParams::WGSL, COMMON];
+        parts.extend(f.wgsl());
+        parts.push(MATMUL);
+        (f.label(), parts)
+    })
+}
+
+/// Each other shader module's label and source parts: its parameter struct, then the WGSL files.
+fn sources() -> [(&'static str, Vec<&'static str>); 4] {
     [
-        ("matmul", vec![MatmulParams::WGSL, COMMON, MATMUL]),
         ("layer_norm", vec![LayerNormParams::WGSL, LAYERNORM]),
         ("attention", vec![AttentionParams::WGSL, ATTENTION]),
         ("pooling", vec![PoolingParams::WGSL, POOLING]),
@@ -122,15 +180,27 @@ impl Shape {
 /// parameter block at binding 0) are those of its `.wgsl` file.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Op {
-    /// `act(x·wᵀ + bias) (+ residual)`, x `[rows, k]`, w `[n, k]`: x, w, bias, residual, y.
-    Matmul { n: usize, k: usize, flags: u32 },
+    /// `act(x·wᵀ + bias) (+ residual)`, x `[rows, k]`, w `[n, k]` stored as `format`:
+    /// x, w, bias, residual, y.
+    Matmul {
+        n: usize,
+        k: usize,
+        flags: u32,
+        format: WeightFormat,
+    },
     /// Row-wise LayerNorm of `[rows, cols]`: x, gamma, beta, y.
     LayerNorm { cols: usize, eps: f32 },
-    /// Masked multi-head attention of `[batch·seq, 3·heads·head_dim]`: qkv, mask, context.
-    Attention { heads: usize, head_dim: usize },
-    /// Mean over the mask, then L2 normalisation, `[batch·seq, dim]` → `[batch, dim]`:
-    /// x, mask, pooled.
-    MeanPoolL2 { dim: usize },
+    /// Masked multi-head attention of `[batch·seq, 3·heads·head_dim]`, plus MPNet's
+    /// relative-position bias (`[heads, 2·ATTENTION_MAX_SEQ − 1]`) when `relative_bias`:
+    /// qkv, mask, bias (unread without), context.
+    Attention {
+        heads: usize,
+        head_dim: usize,
+        relative_bias: bool,
+    },
+    /// Pooling over the mask (mean, first, last or max token), then L2 normalisation,
+    /// `[batch·seq, dim]` → `[batch, dim]`: x, mask, pooled.
+    PoolL2 { dim: usize, pooling: Pooling },
     /// `x[r, c] += pos[r mod seq, c] + type0[c]` over `[rows, cols]`: x, pos, type0.
     EmbedAdd { cols: usize },
     /// `x = gelu(x)` in place over `rows` values: x.
@@ -164,7 +234,7 @@ impl Op {
     pub fn params(&self, s: Shape) -> Params {
         let u = |v: usize| v as u32;
         match *self {
-            Op::Matmul { n, k, flags } => Params::Matmul(MatmulParams {
+            Op::Matmul { n, k, flags, .. } => Params::Matmul(MatmulParams {
                 m: u(s.rows),
                 n: u(n),
                 k: u(k),
@@ -176,21 +246,34 @@ impl Op {
                 eps,
                 _pad: 0,
             }),
-            Op::Attention { heads, head_dim } => Params::Attention(AttentionParams {
+            Op::Attention {
+                heads,
+                head_dim,
+                relative_bias,
+            } => Params::Attention(AttentionParams {
                 batch: u(s.batch),
                 seq: u(s.seq),
                 heads: u(heads),
                 head_dim: u(head_dim),
                 hidden: u(heads * head_dim),
                 scale: 1.0 / (head_dim as f32).sqrt(),
-                _pad0: 0,
-                _pad1: 0,
+                rel_span: if relative_bias {
+                    u(ATTENTION_MAX_SEQ)
+                } else {
+                    0
+                },
+                _pad: 0,
             }),
-            Op::MeanPoolL2 { dim } => Params::Pooling(PoolingParams {
+            Op::PoolL2 { dim, pooling } => Params::Pooling(PoolingParams {
                 batch: u(s.batch),
                 seq: u(s.seq),
                 dim: u(dim),
-                _pad: 0,
+                mode: match pooling {
+                    Pooling::Mean => POOL_MEAN,
+                    Pooling::Cls => POOL_CLS,
+                    Pooling::Last => POOL_LAST,
+                    Pooling::Max => POOL_MAX,
+                },
             }),
             Op::EmbedAdd { cols } => Params::Elementwise(ElementwiseParams {
                 len: u(s.rows * cols),
@@ -219,7 +302,7 @@ impl Op {
             ),
             Op::LayerNorm { .. } => (rows.0, rows.1, 1),
             Op::Attention { heads, .. } => (u(s.seq), u(heads), u(s.batch)),
-            Op::MeanPoolL2 { .. } => (u(s.batch), 1, 1),
+            Op::PoolL2 { .. } => (u(s.batch), 1, 1),
             Op::EmbedAdd { cols } => elementwise(u(s.rows * cols)),
             Op::Gelu => elementwise(u(s.rows)),
         }
@@ -256,15 +339,18 @@ pub(crate) fn check_attention_shape(seq: usize, head_dim: usize) -> Result<()> {
 mod tests {
     use wgpu::naga;
 
-    /// Every module (generated `Params` included) parses and validates without a GPU.
+    /// Every module (generated `Params` included) parses and validates without a GPU, with no
+    /// optional feature: only `unpack2x16float` (the quantized weights' f16 scales), core WGSL
+    /// that naga lists as a capability (wgpu grants it on every WebGPU, Vulkan, Metal and DX12
+    /// device).
     #[test]
     fn shaders_validate() {
-        for (label, parts) in super::sources() {
+        for (label, parts) in super::sources().into_iter().chain(super::matmul_sources()) {
             let module = naga::front::wgsl::parse_str(&parts.concat())
                 .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&parts.concat())));
             naga::valid::Validator::new(
                 naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::empty(),
+                naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32,
             )
             .validate(&module)
             .unwrap_or_else(|e| panic!("{label}: {e:?}"));

@@ -1,26 +1,31 @@
-//! The WebGPU backend: the same BERT encoder as `backend::cpu`, as WGSL compute kernels on
+//! The WebGPU backend: the same BERT and MPNet encoders as `backend::cpu`, as WGSL compute kernels on
 //! wgpu (Vulkan/Metal/DX12 natively, the browser's WebGPU in wasm), with the CPU
 //! behind it ([`GpuWithCpuFallback`]).
 //!
 //! # Design
 //!
-//! * **Weights.** Uploaded once, dequantized to f32 (q8_0 and q4_0 files alike): for
-//!   all-MiniLM-L6-v2 the six layers are 10.6 M parameters = 42 MB, far inside any WebGPU
-//!   device's limits (the largest matrix, 1536×384, is 2.4 MB). f32 keeps the GPU's maths
-//!   identical to the CPU backend's default (`MatmulMode::UnpackAtLoad`, which also dequantizes once natively),
-//!   so parity is bounded by summation order only. The 4× larger weight traffic does not
-//!   matter here: each weight is reused by every token of a batch (≈1,000 rows), so the
-//!   matmuls are bound by arithmetic, not by weight bandwidth. Q, K and V are fused into one
-//!   `[3·hidden, hidden]` matrix. The token table (30,522 rows) stays on the CPU: a batch's
-//!   rows are gathered there exactly as the CPU backend does and uploaded (hidden·4 bytes a
-//!   token), so the GPU never holds the 47 MB table.
+//! * **Weights.** Uploaded once per model ([`weights`]: one upload per architecture, BERT and
+//!   MPNet), linear layers **as the file stores them**: f32, or the file's q8_0 / q4_0 blocks
+//!   (34 / 18 bytes per 32 weights, the bytes read as u32 words), dequantized inside the
+//!   matmul kernel while a tile is loaded (f16 scale by `unpack2x16float`), so a quantized
+//!   model takes 3.8× / 7.1× less GPU memory for its matrices than f32. The dequantized values
+//!   are exactly the CPU backend's (`MatmulMode::UnpackAtLoad` dequantizes the same blocks to
+//!   f32), so parity is bounded by summation order only. Q, K and V are fused into one
+//!   `[3·hidden, hidden]` matrix (blocks run along rows, so fusing quantized parts is
+//!   concatenation). The token table (30,522 rows) stays on the CPU: a batch's rows are
+//!   gathered there exactly as the CPU backend does and uploaded (hidden·4 bytes a token), so
+//!   the GPU never holds it. MPNet differs from BERT only in its weights: positions start
+//!   after the padding index (right padding makes token i's position `pad + 1 + i`), no token
+//!   types, and a relative-position bias per head and distance (its T5 buckets resolved on the
+//!   CPU once per model, 49 KB) that the attention kernel adds to every score.
 //! * **Kernels** (`wgsl/`): a tiled matmul (64×64 output tile per 16×16 workgroup, 4×4 per
 //!   thread, K in steps of 16 through workgroup memory; edges zero-padded, so any m, n, k)
 //!   with a fused epilogue (bias, then exact-erf GELU or a residual add); LayerNorm (one
 //!   workgroup per row, two-pass mean/variance); masked multi-head attention (one workgroup
 //!   per query × head × sentence: scores in workgroup memory, max-subtracted softmax, masked
-//!   keys excluded); the embedding sum (word + position + token type); mean pooling over the
-//!   mask fused with L2 normalisation. GELU uses Numerical Recipes' `erfcc` (fractional error
+//!   keys excluded, MPNet's relative bias added); the embedding sum (word + position + token
+//!   type); pooling over the mask (mean, first token, last token or max: every mode the
+//!   loader accepts) fused with L2 normalisation. GELU uses Numerical Recipes' `erfcc` (fractional error
 //!   < 1.2e-7; the kernel test measures the GELU error on a dense grid).
 //! * **Dispatches.** Per layer 7: QKV matmul, attention, output projection + residual,
 //!   LayerNorm, FFN-in + GELU, FFN-out + residual, LayerNorm; plus 2 for the embeddings and 1
@@ -69,7 +74,7 @@ pub use encoder::{EncodeError, GpuBert};
 
 use super::{cpu, BackendKind, BackendStatus, GpuFallback, MatmulMode};
 use crate::error::{coded, with_code, ErrorCode};
-use crate::model::{Embedder, EncodeFuture, EncoderBackend, ModelFile, Pooling, TokenBatch};
+use crate::model::{Embedder, EncodeFuture, EncoderBackend, ModelFile, TokenBatch};
 
 /// The adapter as [`BackendStatus`] reports it: wgpu's summary (its fields serialize at the
 /// top level) and, in the browser, the browser's own `GPUAdapterInfo` — there wgpu gets no
@@ -141,25 +146,7 @@ impl GpuWithCpuFallback {
                     .notices
                     .push(format!("WebGPU adapter: {}", adapter.describe()));
                 status.adapter = Some(adapter);
-                if file.info.architecture != "bert" {
-                    Err(coded(
-                        ErrorCode::UnsupportedArchitecture,
-                        format!(
-                            "the GPU backend runs BERT encoders; this file is '{}'",
-                            file.info.architecture
-                        ),
-                    ))
-                } else if file.info.pooling_mode() != Pooling::Mean {
-                    Err(coded(
-                        ErrorCode::UnsupportedArchitecture,
-                        format!(
-                            "the GPU kernels use mean pooling; this file uses '{}'",
-                            file.info.pooling
-                        ),
-                    ))
-                } else {
-                    GpuBert::new(ctx, &file, words.clone()).await
-                }
+                GpuBert::new(ctx, &file, words.clone()).await
             }
             Err(e) => Err(with_code(e, ErrorCode::NoAdapter)),
         };

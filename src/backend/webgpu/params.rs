@@ -29,6 +29,15 @@ pub(crate) const FLAG_GELU: u32 = 1;
 /// [`MatmulParams::flags`]: add `residual` (after the bias and any GELU).
 pub(crate) const FLAG_RESIDUAL: u32 = 2;
 
+/// [`PoolingParams::mode`]: the mean of the tokens the mask keeps.
+pub(crate) const POOL_MEAN: u32 = 0;
+/// [`PoolingParams::mode`]: the first token.
+pub(crate) const POOL_CLS: u32 = 1;
+/// [`PoolingParams::mode`]: the last token the mask keeps.
+pub(crate) const POOL_LAST: u32 = 2;
+/// [`PoolingParams::mode`]: the element-wise maximum over the tokens the mask keeps.
+pub(crate) const POOL_MAX: u32 = 3;
+
 const _: () = assert!(
     cfg!(target_endian = "little"),
     "WGSL uniforms are little-endian"
@@ -97,18 +106,21 @@ uniform_params! {
         head_dim: u32,
         hidden: u32,
         scale: f32,
-        _pad0: u32,
-        _pad1: u32,
+        /// 0: no relative-position bias; else the bias table is `[heads, 2·rel_span − 1]`
+        /// (MPNet), indexed by `key − query + rel_span − 1`.
+        rel_span: u32,
+        _pad: u32,
     }
 }
 
 uniform_params! {
-    /// `wgsl/pooling.wgsl`: mean over the mask and L2 normalisation of `[batch·seq, dim]`.
+    /// `wgsl/pooling.wgsl`: pooling over the mask and L2 normalisation of `[batch·seq, dim]`.
     PoolingParams {
         batch: u32,
         seq: u32,
         dim: u32,
-        _pad: u32,
+        /// [`POOL_MEAN`], [`POOL_CLS`], [`POOL_LAST`] or [`POOL_MAX`].
+        mode: u32,
     }
 }
 
@@ -144,7 +156,7 @@ mod tests {
         assert_eq!(MatmulParams::default().as_bytes().len(), 16);
         assert_eq!(
             PoolingParams::WGSL,
-            "struct Params {\n    batch: u32,\n    seq: u32,\n    dim: u32,\n    _pad: u32,\n}\n"
+            "struct Params {\n    batch: u32,\n    seq: u32,\n    dim: u32,\n    mode: u32,\n}\n"
         );
     }
 }

@@ -3,14 +3,17 @@
 //! records, submits it and reads the output back.
 
 use anyhow::{bail, Result};
+use candle_core::quantized::{GgmlDType, QTensor};
 
 use super::buffers::{
-    params_bytes, read_f32, record, staging, storage, uniform, upload_f32, upload_u32, ErrorScopes,
-    Step,
+    params_bytes, read_f32, record, staging, storage, uniform, upload_bytes, upload_f32,
+    upload_u32, ErrorScopes, Step,
 };
 use super::context::GpuContext;
-use super::kernels::{check_attention_shape, Op, Shape};
+use super::kernels::{check_attention_shape, Op, Shape, WeightFormat, ATTENTION_MAX_SEQ};
 use super::params::{FLAG_GELU, FLAG_RESIDUAL};
+use crate::backend::cpu::relative_bias_by_distance;
+use crate::model::Pooling;
 
 impl GpuContext {
     /// Runs `op` once over `shape` with `buffers` bound after its parameter block and
@@ -40,7 +43,6 @@ impl GpuContext {
     }
 
     /// `act(x·wᵀ + bias) (+ residual)`: x `[m, k]`, w `[n, k]`, bias `[n]`, residual `[m, n]`.
-    #[allow(clippy::too_many_arguments)]
     pub async fn run_matmul(
         &self,
         x: &[f32],
@@ -50,15 +52,49 @@ impl GpuContext {
         (m, n, k): (usize, usize, usize),
         gelu: bool,
     ) -> Result<Vec<f32>> {
-        check_len("x", x, m * k)?;
         check_len("w", w, n * k)?;
+        let wb = upload_f32(&self.device, "w", w);
+        self.run_matmul_on(x, (&wb, WeightFormat::F32), bias, residual, (m, n, k), gelu)
+            .await
+    }
+
+    /// [`run_matmul`](Self::run_matmul) with a q8_0 or q4_0 weight `[n, k]` uploaded as its
+    /// blocks (as the encoder uploads a quantized file's weights).
+    pub async fn run_matmul_quantized(
+        &self,
+        x: &[f32],
+        w: &QTensor,
+        bias: &[f32],
+        residual: Option<&[f32]>,
+        (m, n, k): (usize, usize, usize),
+        gelu: bool,
+    ) -> Result<Vec<f32>> {
+        let format = match w.dtype() {
+            GgmlDType::Q8_0 => WeightFormat::Q8_0,
+            GgmlDType::Q4_0 => WeightFormat::Q4_0,
+            other => bail!("the quantized matmul takes q8_0 or q4_0 weights, not {other:?}"),
+        };
+        if w.shape().dims() != [n, k] {
+            bail!("w: expected [{n}, {k}], got {:?}", w.shape().dims());
+        }
+        let wb = upload_bytes(&self.device, "w", w.data()?.into_owned());
+        self.run_matmul_on(x, (&wb, format), bias, residual, (m, n, k), gelu)
+            .await
+    }
+
+    async fn run_matmul_on(
+        &self,
+        x: &[f32],
+        (wb, format): (&wgpu::Buffer, WeightFormat),
+        bias: &[f32],
+        residual: Option<&[f32]>,
+        (m, n, k): (usize, usize, usize),
+        gelu: bool,
+    ) -> Result<Vec<f32>> {
+        check_len("x", x, m * k)?;
         check_len("bias", bias, n)?;
         let d = &self.device;
-        let (xb, wb, bb) = (
-            upload_f32(d, "x", x),
-            upload_f32(d, "w", w),
-            upload_f32(d, "b", bias),
-        );
+        let (xb, bb) = (upload_f32(d, "x", x), upload_f32(d, "b", bias));
         let rb = match residual {
             Some(r) => {
                 check_len("residual", r, m * n)?;
@@ -69,8 +105,13 @@ impl GpuContext {
         let flags =
             if gelu { FLAG_GELU } else { 0 } | if residual.is_some() { FLAG_RESIDUAL } else { 0 };
         let y = storage(d, "y", (m * n * 4) as u64);
-        let op = Op::Matmul { n, k, flags };
-        self.run_one(op, Shape::rows(m), &[&xb, &wb, &bb, &rb, &y], &y, m * n)
+        let op = Op::Matmul {
+            n,
+            k,
+            flags,
+            format,
+        };
+        self.run_one(op, Shape::rows(m), &[&xb, wb, &bb, &rb, &y], &y, m * n)
             .await
     }
 
@@ -100,12 +141,14 @@ impl GpuContext {
     }
 
     /// Masked multi-head attention. `qkv`: `[batch·seq, 3·heads·head_dim]` (q | k | v per
-    /// token), `mask`: `[batch·seq]` (1 = token). Returns the context `[batch·seq, hidden]`.
+    /// token), `mask`: `[batch·seq]` (1 = token); `relative`: MPNet's bias table
+    /// `[buckets, heads]` and its bucket count. Returns the context `[batch·seq, hidden]`.
     pub async fn run_attention(
         &self,
         qkv: &[f32],
         mask: &[u32],
         (batch, seq, heads, head_dim): (usize, usize, usize, usize),
+        relative: Option<(&[f32], usize)>,
     ) -> Result<Vec<f32>> {
         let hidden = heads * head_dim;
         check_len("qkv", qkv, batch * seq * 3 * hidden)?;
@@ -115,19 +158,33 @@ impl GpuContext {
         check_attention_shape(seq, head_dim)?;
         let d = &self.device;
         let (qkv, mask) = (upload_f32(d, "qkv", qkv), upload_u32(d, "mask", mask));
+        let bias = match relative {
+            Some((table, buckets)) => {
+                check_len("relative bias", table, buckets * heads)?;
+                relative_bias_by_distance(table, buckets, heads, ATTENTION_MAX_SEQ)
+            }
+            None => vec![0.0],
+        };
+        let bias = upload_f32(d, "relative bias", &bias);
         let ctx = storage(d, "ctx", (batch * seq * hidden * 4) as u64);
-        let op = Op::Attention { heads, head_dim };
+        let op = Op::Attention {
+            heads,
+            head_dim,
+            relative_bias: relative.is_some(),
+        };
         let shape = Shape::batch(batch, seq);
-        self.run_one(op, shape, &[&qkv, &mask, &ctx], &ctx, batch * seq * hidden)
+        let buffers = [&qkv, &mask, &bias, &ctx];
+        self.run_one(op, shape, &buffers, &ctx, batch * seq * hidden)
             .await
     }
 
-    /// Mean over the mask, then L2 normalisation: x `[batch·seq, dim]` → `[batch, dim]`.
-    pub async fn run_mean_pool_l2(
+    /// Pooling over the mask, then L2 normalisation: x `[batch·seq, dim]` → `[batch, dim]`.
+    pub async fn run_pool_l2(
         &self,
         x: &[f32],
         mask: &[u32],
         (batch, seq, dim): (usize, usize, usize),
+        pooling: Pooling,
     ) -> Result<Vec<f32>> {
         check_len("x", x, batch * seq * dim)?;
         let d = &self.device;
@@ -135,7 +192,7 @@ impl GpuContext {
         let out = storage(d, "pooled", (batch * dim * 4) as u64);
         let shape = Shape::batch(batch, seq);
         self.run_one(
-            Op::MeanPoolL2 { dim },
+            Op::PoolL2 { dim, pooling },
             shape,
             &[&x, &mask, &out],
             &out,

@@ -1,18 +1,26 @@
-//! The encoder's weights on the GPU: dequantized to f32 and uploaded once per model, per
-//! layer, with the sizes the graph needs. Building the graph of a batch (`graph.rs`) only
-//! reads them; another architecture adds an upload function here.
+//! The encoder's weights on the GPU, uploaded once per model with the sizes the graph needs.
+//! One upload per architecture (BERT, MPNet: the same layer, different names, position
+//! handling and MPNet's relative-position bias); building the graph of a batch (`graph.rs`)
+//! only reads them. Linear weights stay as the file stores them: f32, or q8_0 / q4_0 blocks
+//! that the matmul kernel dequantizes (f16 files are widened to f32).
 
-use anyhow::{bail, ensure, Context as _, Result};
+use std::cell::Cell;
+
+use anyhow::{ensure, Context as _, Result};
+use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
 
-use super::buffers::{upload_f32, ErrorScopes};
+use super::buffers::{upload_bytes, upload_f32, ErrorScopes};
 use super::context::GpuContext;
-use super::kernels::check_attention_shape;
+use super::kernels::{check_attention_shape, WeightFormat, ATTENTION_MAX_SEQ};
+use crate::backend::cpu::{relative_bias_by_distance, relative_buckets};
+use crate::error::{coded, ErrorCode};
 use crate::model::tensor_names::{self as names, LayerNames};
-use crate::model::ModelFile;
+use crate::model::{ModelFile, Pooling};
 
 pub(crate) struct Linear {
     pub w: wgpu::Buffer,
+    pub format: WeightFormat,
     pub b: wgpu::Buffer,
 }
 
@@ -39,101 +47,160 @@ pub(crate) struct Dims {
     pub head_dim: usize,
     pub inter: usize,
     pub eps: f32,
+    /// Longest sequence the position table covers (MPNet: its first `pad + 1` rows are never
+    /// used by a token, see [`GpuWeights::mpnet`]).
     pub max_positions: usize,
-}
-
-impl Dims {
-    fn of(file: &ModelFile) -> Self {
-        let cfg = &file.config;
-        Self {
-            hidden: cfg.hidden_size,
-            heads: cfg.num_attention_heads,
-            head_dim: cfg.head_dim(),
-            inter: cfg.intermediate_size,
-            eps: cfg.layer_norm_eps as f32,
-            max_positions: cfg.max_position_embeddings,
-        }
-    }
 }
 
 /// Uploaded weights of one model.
 pub(crate) struct GpuWeights {
     pub dims: Dims,
+    /// The position rows of tokens 0, 1, 2, … of a sentence.
     pub positions: wgpu::Buffer,
-    /// Row 0 of the token-type table (single-segment input).
+    /// Row 0 of the token-type table (single-segment input); zeros for MPNet, which has none.
     pub token_type0: wgpu::Buffer,
     pub embed_norm: Norm,
     pub layers: Vec<Layer>,
+    /// MPNet's relative-position bias per head and distance, `[heads, 2·ATTENTION_MAX_SEQ − 1]`.
+    pub relative_bias: Option<wgpu::Buffer>,
+    pub pooling: Pooling,
+    /// Bytes of all the buffers above: the model's GPU memory before any batch.
+    pub bytes: u64,
 }
 
 impl GpuWeights {
     /// Uploads the weights of `file` to `ctx`'s device; fails for architectures the GPU
     /// backend does not run and when the device reports an error.
     pub async fn upload(ctx: &GpuContext, file: &ModelFile) -> Result<Self> {
-        if file.info.architecture != "bert" {
-            bail!(
-                "the GPU backend runs BERT encoders; this file is '{}'",
-                file.info.architecture
-            );
+        let architecture = file.info.architecture.as_str();
+        if !matches!(architecture, "bert" | "mpnet") {
+            return Err(coded(
+                ErrorCode::UnsupportedArchitecture,
+                format!(
+                    "the GPU backend runs BERT and MPNet encoders; this file is '{architecture}'"
+                ),
+            ));
         }
-        let dims = Dims::of(file);
-        check_attention_shape(file.info.max_seq_length, dims.head_dim)?;
+        let cfg = &file.config;
+        check_attention_shape(file.info.max_seq_length, cfg.head_dim())?;
         let scopes = ErrorScopes::open(&ctx.device);
-        let weights = Self::bert(&ctx.device, file, dims)?;
+        let host = Host {
+            file,
+            device: &ctx.device,
+            bytes: Cell::new(0),
+        };
+        let weights = if architecture == "mpnet" {
+            host.mpnet()
+        } else {
+            host.bert()
+        };
         scopes
             .close("uploading the weights")
             .await
             .context("cannot load the model on the GPU")?;
-        Ok(weights)
-    }
-
-    fn bert(device: &wgpu::Device, file: &ModelFile, dims: Dims) -> Result<Self> {
-        let cfg = &file.config;
-        let host = Host { file, device };
-        let (h, i) = (dims.hidden, dims.inter);
-        let layers = (0..cfg.num_hidden_layers)
-            .map(|l| {
-                let n = LayerNames::bert(l);
-                let (mut w, mut b) = host.linear(&n.query, h, h)?;
-                for part in [&n.key, &n.value] {
-                    let (pw, pb) = host.linear(part, h, h)?;
-                    w.extend(pw);
-                    b.extend(pb);
-                }
-                Ok(Layer {
-                    qkv: host.upload_linear("qkv", (w, b)),
-                    attention_out: host
-                        .upload_linear("attention_out", host.linear(&n.attention_out, h, h)?),
-                    attention_norm: host.norm(&n.attention_norm)?,
-                    intermediate: host
-                        .upload_linear("intermediate", host.linear(&n.intermediate, i, h)?),
-                    output: host.upload_linear("output", host.linear(&n.output, h, i)?),
-                    output_norm: host.norm(&n.output_norm)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let positions = upload_f32(device, "positions", &host.vec(names::POSITION_EMBEDDINGS)?);
-        let token_type0 = host
-            .tensor(names::TOKEN_TYPE_EMBEDDINGS)?
-            .get(0)?
-            .to_vec1::<f32>()?;
-        Ok(Self {
-            dims,
-            positions,
-            token_type0: upload_f32(device, "token_type0", &token_type0),
-            embed_norm: host.norm(names::EMBEDDINGS_NORM)?,
-            layers,
-        })
+        weights
     }
 }
 
-/// Reads tensors of a model file as f32 on the host and uploads them.
+/// Reads tensors of a model file on the host and uploads them, counting the bytes.
 struct Host<'a> {
     file: &'a ModelFile,
     device: &'a wgpu::Device,
+    bytes: Cell<u64>,
 }
 
 impl Host<'_> {
+    fn bert(&self) -> Result<GpuWeights> {
+        let token_type0 = self
+            .tensor(names::TOKEN_TYPE_EMBEDDINGS)?
+            .get(0)?
+            .to_vec1::<f32>()?;
+        self.encoder(0, &token_type0, None)
+    }
+
+    /// MPNet: the i-th token of a sentence has position `pad + 1 + i` (padding is on the right
+    /// and never attended to, so its rows need no position of their own), no token types, and
+    /// every layer adds the relative-position bias.
+    fn mpnet(&self) -> Result<GpuWeights> {
+        let cfg = &self.file.config;
+        let heads = cfg.num_attention_heads;
+        let table = self.tensor(names::RELATIVE_ATTENTION_BIAS)?;
+        let buckets = relative_buckets(cfg);
+        ensure!(
+            table.dims() == [buckets, heads],
+            "relative_attention_bias has shape {:?}, expected [{buckets}, {heads}]",
+            table.dims()
+        );
+        let table = table.flatten_all()?.to_vec1::<f32>()?;
+        let bias = relative_bias_by_distance(&table, buckets, heads, ATTENTION_MAX_SEQ);
+        let relative_bias = self.upload_f32("relative_bias", &bias);
+        self.encoder(
+            cfg.pad_token_id + 1,
+            &vec![0.0; cfg.hidden_size],
+            Some(relative_bias),
+        )
+    }
+
+    /// The parts BERT and MPNet share; positions start at row `first_position` of the table.
+    fn encoder(
+        &self,
+        first_position: usize,
+        token_type0: &[f32],
+        relative_bias: Option<wgpu::Buffer>,
+    ) -> Result<GpuWeights> {
+        let cfg = &self.file.config;
+        let (h, i) = (cfg.hidden_size, cfg.intermediate_size);
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|l| {
+                let n = LayerNames::of(&self.file.info.architecture, l);
+                Ok(Layer {
+                    qkv: self.linear("qkv", &[&n.query, &n.key, &n.value], h, h)?,
+                    attention_out: self.linear("attention_out", &[&n.attention_out], h, h)?,
+                    attention_norm: self.norm(&n.attention_norm)?,
+                    intermediate: self.linear("intermediate", &[&n.intermediate], i, h)?,
+                    output: self.linear("output", &[&n.output], h, i)?,
+                    output_norm: self.norm(&n.output_norm)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let table = self.tensor(names::POSITION_EMBEDDINGS)?;
+        let rows = table.dim(0)?;
+        ensure!(
+            rows > first_position,
+            "the position table has {rows} rows; positions start at row {first_position}"
+        );
+        let positions = table
+            .narrow(0, first_position, rows - first_position)?
+            .flatten_all()?
+            .to_vec1::<f32>()?;
+        Ok(GpuWeights {
+            dims: Dims {
+                hidden: h,
+                heads: cfg.num_attention_heads,
+                head_dim: cfg.head_dim(),
+                inter: i,
+                eps: cfg.layer_norm_eps as f32,
+                max_positions: rows - first_position,
+            },
+            positions: self.upload_f32("positions", &positions),
+            token_type0: self.upload_f32("token_type0", token_type0),
+            embed_norm: self.norm(names::EMBEDDINGS_NORM)?,
+            layers,
+            relative_bias,
+            pooling: self.file.info.pooling_mode(),
+            bytes: self.bytes.get(),
+        })
+    }
+
+    fn upload_f32(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        self.counted(upload_f32(self.device, label, data))
+    }
+
+    fn counted(&self, buffer: wgpu::Buffer) -> wgpu::Buffer {
+        self.bytes.set(self.bytes.get() + buffer.size());
+        buffer
+    }
+
     fn tensor(&self, name: &str) -> Result<Tensor> {
         Ok(self.file.tensor(name)?.dequantize(&Device::Cpu)?)
     }
@@ -142,31 +209,61 @@ impl Host<'_> {
         Ok(self.tensor(name)?.flatten_all()?.to_vec1::<f32>()?)
     }
 
-    /// A linear layer's weight `[out, inp]` (checked) and bias, flattened.
-    fn linear(&self, prefix: &str, out: usize, inp: usize) -> Result<(Vec<f32>, Vec<f32>)> {
-        let w = self.tensor(&names::weight(prefix))?;
-        ensure!(
-            w.dims() == [out, inp],
-            "{prefix}.weight has shape {:?}, expected [{out}, {inp}]",
-            w.dims()
-        );
-        Ok((
-            w.flatten_all()?.to_vec1::<f32>()?,
-            self.vec(&names::bias(prefix))?,
-        ))
-    }
-
-    fn upload_linear(&self, label: &str, (w, b): (Vec<f32>, Vec<f32>)) -> Linear {
-        Linear {
-            w: upload_f32(self.device, label, &w),
-            b: upload_f32(self.device, label, &b),
+    /// The linear layers `prefixes` (each `[out, inp]`, checked) stacked into one
+    /// `[parts·out, inp]` matrix, and their biases. q8_0 and q4_0 weights are uploaded as the
+    /// file's blocks (a matrix's blocks run along its rows, so stacking is concatenation) when
+    /// every part has the same format; anything else is uploaded as f32.
+    fn linear(&self, label: &str, prefixes: &[&str], out: usize, inp: usize) -> Result<Linear> {
+        let parts = prefixes
+            .iter()
+            .map(|prefix| {
+                let w = self.file.tensor(&names::weight(prefix))?;
+                ensure!(
+                    w.shape().dims() == [out, inp],
+                    "{prefix}.weight has shape {:?}, expected [{out}, {inp}]",
+                    w.shape().dims()
+                );
+                Ok(w)
+            })
+            .collect::<Result<Vec<QTensor>>>()?;
+        let format = match parts[0].dtype() {
+            GgmlDType::Q8_0 => WeightFormat::Q8_0,
+            GgmlDType::Q4_0 => WeightFormat::Q4_0,
+            _ => WeightFormat::F32,
+        };
+        let same = parts.iter().all(|p| p.dtype() == parts[0].dtype());
+        let (format, bytes) = if format != WeightFormat::F32 && same && inp % 32 == 0 {
+            let mut bytes = Vec::with_capacity(parts.len() * out * inp / 32 * format.block_bytes());
+            for p in &parts {
+                bytes.extend_from_slice(&p.data()?);
+            }
+            (format, bytes)
+        } else {
+            let mut values = Vec::with_capacity(parts.len() * out * inp);
+            for p in &parts {
+                values.extend(
+                    p.dequantize(&Device::Cpu)?
+                        .flatten_all()?
+                        .to_vec1::<f32>()?,
+                );
+            }
+            (WeightFormat::F32, super::buffers::f32_bytes(&values))
+        };
+        let mut bias = Vec::with_capacity(parts.len() * out);
+        for prefix in prefixes {
+            bias.extend(self.vec(&names::bias(prefix))?);
         }
+        Ok(Linear {
+            w: self.counted(upload_bytes(self.device, label, bytes)),
+            format,
+            b: self.upload_f32(label, &bias),
+        })
     }
 
     fn norm(&self, prefix: &str) -> Result<Norm> {
         Ok(Norm {
-            g: upload_f32(self.device, prefix, &self.vec(&names::weight(prefix))?),
-            b: upload_f32(self.device, prefix, &self.vec(&names::bias(prefix))?),
+            g: self.upload_f32(prefix, &self.vec(&names::weight(prefix))?),
+            b: self.upload_f32(prefix, &self.vec(&names::bias(prefix))?),
         })
     }
 }

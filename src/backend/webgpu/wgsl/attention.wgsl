@@ -1,13 +1,16 @@
 // Masked multi-head self-attention for one (query, head, batch row) per workgroup:
 // ctx[b, i, h·d..] = softmax_j(q_i·k_j / √d, masked keys excluded) · v_j.
 // q, k, v come packed per token as [q (hidden) | k (hidden) | v (hidden)] (the fused QKV matmul).
+// MPNet adds a learned relative-position bias to every score: rel_bias[h, j − i + rel_span − 1]
+// (its buckets resolved per distance on the CPU, once per model); rel_span = 0 means none.
 
 // `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in ../params.rs.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> qkv: array<f32>;
 @group(0) @binding(2) var<storage, read> mask: array<u32>;
-@group(0) @binding(3) var<storage, read_write> ctx: array<f32>;
+@group(0) @binding(3) var<storage, read> rel_bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> ctx: array<f32>;
 
 const WG: u32 = 64u;
 const MAX_SEQ: u32 = 512u;
@@ -57,6 +60,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                 qk = fma(qs[d], qkv[row_k + d], qk);
             }
             s = qk * p.scale;
+            if (p.rel_span != 0u) {
+                s += rel_bias[h * (2u * p.rel_span - 1u) + j + p.rel_span - 1u - i];
+            }
         }
         scores[j] = s;
         local_max = max(local_max, s);

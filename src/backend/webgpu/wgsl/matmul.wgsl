@@ -5,10 +5,13 @@
 
 // `struct Params` (binding 0) is prepended from Rust: `MatmulParams` in ../params.rs
 // (m, n, k, flags: bit 0 GELU after the bias, bit 1 add `residual`).
+// So is the weight format: one of weights_{f32,q8_0,q4_0}.wgsl declares `WeightWord` (the
+// element type of `w`) and `load_weight(n, k)`, which returns w[n, k] as f32 — quantized
+// blocks are dequantized here, while the tile is loaded, and never stored as f32.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<WeightWord>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read> residual: array<f32>;
 @group(0) @binding(5) var<storage, read_write> y: array<f32>;
@@ -70,7 +73,7 @@ fn main(
             xs[kk * TM + r] = xv;
             var wv = 0.0;
             if (gn < p.n && gk < p.k) {
-                wv = w[gn * p.k + gk];
+                wv = load_weight(gn, gk);
             }
             ws[kk * TN + r] = wv;
         }
