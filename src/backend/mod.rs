@@ -85,6 +85,9 @@ pub struct BackendStatus {
     pub fallback_reason: Option<String>,
     /// Messages for users, oldest first (adapter choice, fallbacks).
     pub notices: Vec<String>,
+    /// GPU memory the model holds now (the buffers created: weights, and the activations of
+    /// the batches run so far); absent when the GPU is not used.
+    pub gpu_memory: Option<webgpu::GpuMemory>,
 }
 
 impl BackendStatus {
@@ -97,6 +100,7 @@ impl BackendStatus {
             software_adapter: false,
             fallback_reason: None,
             notices: vec![],
+            gpu_memory: None,
         }
     }
 }

@@ -64,12 +64,15 @@ use anyhow::{bail, Result};
 use candle_core::quantized::QMatMul;
 use serde::Serialize;
 
+pub use buffers::GpuMemory;
 pub use context::{AdapterSummary, GpuContext, GpuOptions};
 pub use encoder::{EncodeError, GpuBert};
 
 use super::{cpu, BackendKind, BackendStatus, GpuFallback, MatmulMode};
 use crate::error::{coded, with_code, ErrorCode};
-use crate::model::{Embedder, EncodeFuture, EncoderBackend, ModelFile, Pooling, TokenBatch};
+use crate::model::{
+    Embedder, EncodeFuture, EncodeManyFuture, EncoderBackend, ModelFile, Pooling, TokenBatch,
+};
 
 /// The adapter as [`BackendStatus`] reports it: wgpu's summary (its fields serialize at the
 /// top level) and, in the browser, the browser's own `GPUAdapterInfo` — there wgpu gets no
@@ -166,6 +169,10 @@ impl GpuWithCpuFallback {
         let gpu = match gpu {
             Ok(g) => {
                 status.active = BackendKind::WebGpu.as_str().into();
+                status.notices.push(format!(
+                    "GPU memory: {:.1} MB of weights uploaded",
+                    g.memory().weights as f64 / 1e6
+                ));
                 #[cfg(target_arch = "wasm32")]
                 if let Some(adapter) = status.adapter.as_mut() {
                     adapter.browser_info = browser::adapter_info().await;
@@ -200,8 +207,11 @@ impl GpuWithCpuFallback {
         Ok(this)
     }
 
+    /// The status, with the GPU memory held now.
     pub fn status(&self) -> BackendStatus {
-        self.status.borrow().clone()
+        let mut status = self.status.borrow().clone();
+        status.gpu_memory = self.gpu().map(|g| g.memory());
+        status
     }
 
     /// "webgpu" while the GPU runs, "cpu" after a fallback.
@@ -251,11 +261,11 @@ impl GpuWithCpuFallback {
         }
     }
 
-    /// One batch: on the GPU while it works; a GPU failure switches to the CPU and redoes
-    /// the batch there.
-    pub async fn encode_batch(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+    /// Batches in order: on the GPU while it works (two in flight); a GPU failure switches to
+    /// the CPU and redoes these batches there.
+    pub async fn encode_batches(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
         if let Some(gpu) = self.gpu() {
-            match gpu.encode_async(batch).await {
+            match gpu.encode_many_async(batches).await {
                 Ok(v) => return Ok(v),
                 Err(EncodeError::Busy) => bail!("{}", EncodeError::Busy),
                 Err(EncodeError::Gpu(e)) => self.fall_back(format!(
@@ -263,7 +273,13 @@ impl GpuWithCpuFallback {
                 )),
             }
         }
-        self.cpu()?.encode(batch)
+        self.cpu()?.encode_many(batches)
+    }
+
+    /// One batch, as [`Self::encode_batches`].
+    pub async fn encode_batch(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        let mut out = self.encode_batches(std::slice::from_ref(batch)).await?;
+        Ok(out.pop().unwrap_or_default())
     }
 }
 
@@ -289,6 +305,21 @@ impl EncoderBackend for Rc<GpuWithCpuFallback> {
 
     fn encode_async<'a>(&'a self, batch: &'a TokenBatch) -> EncodeFuture<'a> {
         Box::pin(self.encode_batch(batch))
+    }
+
+    fn encode_many(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            pollster::block_on(self.encode_batches(batches))
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            batches.iter().map(|b| self.encode(b)).collect()
+        }
+    }
+
+    fn encode_many_async<'a>(&'a self, batches: &'a [TokenBatch]) -> EncodeManyFuture<'a> {
+        Box::pin(self.encode_batches(batches))
     }
 
     fn name(&self) -> &'static str {

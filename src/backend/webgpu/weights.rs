@@ -5,7 +5,7 @@
 use anyhow::{bail, ensure, Context as _, Result};
 use candle_core::{Device, Tensor};
 
-use super::buffers::{upload_f32, ErrorScopes};
+use super::buffers::{upload_f32, ErrorScopes, GpuDevice};
 use super::context::GpuContext;
 use super::kernels::check_attention_shape;
 use crate::model::tensor_names::{self as names, LayerNames};
@@ -87,7 +87,7 @@ impl GpuWeights {
         Ok(weights)
     }
 
-    fn bert(device: &wgpu::Device, file: &ModelFile, dims: Dims) -> Result<Self> {
+    fn bert(device: &GpuDevice, file: &ModelFile, dims: Dims) -> Result<Self> {
         let cfg = &file.config;
         let host = Host { file, device };
         let (h, i) = (dims.hidden, dims.inter);
@@ -130,7 +130,7 @@ impl GpuWeights {
 /// Reads tensors of a model file as f32 on the host and uploads them.
 struct Host<'a> {
     file: &'a ModelFile,
-    device: &'a wgpu::Device,
+    device: &'a GpuDevice,
 }
 
 impl Host<'_> {
