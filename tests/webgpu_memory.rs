@@ -1,7 +1,8 @@
 //! GPU memory natively on lavapipe: the figure `backend_status` reports is the bytes of the
 //! buffers created (checked against the driver allocator's own count), and a model that
 //! would not fit the adapter's buffer limits or the memory budget is refused at load with
-//! the figures (`auto`: the CPU runs it and says why). No adapter is a FAILURE, not a skip.
+//! the figures (`auto`: the CPU runs it and says why); two batches in flight give exactly the
+//! embeddings of one at a time. No adapter is a FAILURE, not a skip.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -132,4 +133,34 @@ fn a_model_over_the_memory_budget_is_refused_at_load_with_the_figures() {
     println!("budget below two batches: {message}");
     assert_eq!(code_of(&err), ErrorCode::OutOfMemory);
     assert!(message.contains("two batches of 32 sentences"), "{message}");
+}
+
+#[test]
+fn two_batches_in_flight_give_the_embeddings_of_one_at_a_time() {
+    let fixture = common::fixture(MODEL);
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let run = |one_batch_in_flight: bool| {
+        let options = GpuOptions {
+            one_batch_in_flight,
+            ..Default::default()
+        };
+        let (mut embedder, auto) = load("q8_0", BackendKind::WebGpu, &options).unwrap();
+        // 10 batches of 4 (the shortest texts first): each submitted before the previous
+        // one is read back. (Figures: `bench/gpu.sh`; here the point is equality.)
+        embedder.set_batch_size(4);
+        embedder.embed(&texts[..8]).unwrap(); // graphs built, kernels warm
+        let start = std::time::Instant::now();
+        let vectors = embedder.embed(&texts[..40]).unwrap();
+        let seconds = start.elapsed().as_secs_f64();
+        assert_eq!(auto.status().active, "webgpu");
+        (vectors, seconds)
+    };
+    let (one, one_s) = run(true);
+    let (two, two_s) = run(false);
+    println!(
+        "40 texts, batches of 4: one in flight {one_s:.2} s, two in flight {two_s:.2} s \
+         ({:+.1}%)",
+        (one_s / two_s - 1.0) * 100.0
+    );
+    assert_eq!(one, two, "the overlap must not change a single value");
 }

@@ -207,8 +207,26 @@ fn build_embedder(
 ) -> Result<crate::model::Embedder> {
     match kind {
         BackendKind::Cpu => cpu::embedder(file, matmul),
-        BackendKind::WebGpu | BackendKind::Auto => load_gpu_embedder(file, kind, matmul),
+        BackendKind::WebGpu | BackendKind::Auto => {
+            load_gpu_embedder(file, kind, matmul).map(|(embedder, _)| embedder)
+        }
     }
+}
+
+/// [`load_embedder_with_options`] for `webgpu` / `auto` natively, with the handle that reports
+/// the [`BackendStatus`] (the benchmark prints it after the run: memory, adapter, fallback).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn load_gpu_embedder_with_status(
+    bytes: Vec<u8>,
+    kind: BackendKind,
+    options: LoadOptions,
+) -> Result<(
+    crate::model::Embedder,
+    std::rc::Rc<webgpu::GpuWithCpuFallback>,
+)> {
+    let file = ModelFile::from_bytes_with(bytes, options)?;
+    let matmul = MatmulMode::for_model(&file.info, &file.config);
+    load_gpu_embedder(file, kind, matmul)
 }
 
 /// `webgpu` / `auto` natively: blocks on the adapter and device requests and reports the
@@ -218,7 +236,10 @@ fn load_gpu_embedder(
     file: ModelFile,
     kind: BackendKind,
     matmul: MatmulMode,
-) -> Result<crate::model::Embedder> {
+) -> Result<(
+    crate::model::Embedder,
+    std::rc::Rc<webgpu::GpuWithCpuFallback>,
+)> {
     let options = webgpu::GpuOptions::from_env();
     let (embedder, gpu) = pollster::block_on(webgpu::embedder_from_file(
         file,
@@ -230,7 +251,7 @@ fn load_gpu_embedder(
     for notice in gpu.status().notices {
         eprintln!("sr-bench: {notice}");
     }
-    Ok(embedder)
+    Ok((embedder, gpu))
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -238,7 +259,10 @@ fn load_gpu_embedder(
     _file: ModelFile,
     _kind: BackendKind,
     _matmul: MatmulMode,
-) -> Result<crate::model::Embedder> {
+) -> Result<(
+    crate::model::Embedder,
+    std::rc::Rc<webgpu::GpuWithCpuFallback>,
+)> {
     Err(coded(
         ErrorCode::BadRequest,
         "in the browser the webgpu/auto backends load asynchronously: use Model.load_with_backend",

@@ -21,6 +21,9 @@ pub struct GpuOptions {
     /// Refuse a model whose buffers would take more than this many bytes in all (WebGPU does
     /// not report a device's memory size; natively `SR_BENCH_GPU_MEMORY_MB`).
     pub memory_budget: Option<u64>,
+    /// One batch at a time instead of two in flight (the overlap's benchmark and test;
+    /// natively `SR_BENCH_GPU_IN_FLIGHT=1`).
+    pub one_batch_in_flight: bool,
 }
 
 impl GpuOptions {
@@ -38,6 +41,8 @@ impl GpuOptions {
                 .ok()
                 .and_then(|mb| mb.trim().parse::<u64>().ok())
                 .map(|mb| mb * 1_000_000);
+            options.one_batch_in_flight =
+                std::env::var("SR_BENCH_GPU_IN_FLIGHT").is_ok_and(|n| n.trim() == "1");
         }
         options
     }
@@ -56,10 +61,13 @@ pub struct AdapterSummary {
     /// A software rasteriser (device type CPU, or the browser's `isFallbackAdapter`): the
     /// "GPU" runs on the CPU, so its speed says nothing about a real GPU.
     pub software: bool,
+    /// The optional WebGPU features the kernels could use that the adapter offers:
+    /// "shader-f16", "subgroups".
+    pub features: Vec<String>,
 }
 
 impl AdapterSummary {
-    fn new(info: &wgpu::AdapterInfo) -> Self {
+    fn new(info: &wgpu::AdapterInfo, features: wgpu::Features) -> Self {
         let device_type = match info.device_type {
             wgpu::DeviceType::DiscreteGpu => "discrete_gpu",
             wgpu::DeviceType::IntegratedGpu => "integrated_gpu",
@@ -79,6 +87,14 @@ impl AdapterSummary {
             device_type: device_type.into(),
             driver: info.driver.clone(),
             software: info.device_type == wgpu::DeviceType::Cpu,
+            features: [
+                (wgpu::Features::SHADER_F16, "shader-f16"),
+                (wgpu::Features::SUBGROUP, "subgroups"),
+            ]
+            .into_iter()
+            .filter(|(f, _)| features.contains(*f))
+            .map(|(_, name)| name.to_string())
+            .collect(),
         }
     }
 
@@ -100,6 +116,8 @@ pub struct GpuContext {
     pub(crate) queue: wgpu::Queue,
     pub(crate) kernels: Kernels,
     pub(crate) limits: wgpu::Limits,
+    /// Batches submitted before the oldest is read back (2, or 1 when asked).
+    pub(crate) in_flight: usize,
     pub adapter: AdapterSummary,
     failure: Arc<Mutex<Option<String>>>,
 }
@@ -177,7 +195,8 @@ impl GpuContext {
             queue,
             kernels,
             limits,
-            adapter: AdapterSummary::new(&info),
+            adapter: AdapterSummary::new(&info, adapter.features()),
+            in_flight: if options.one_batch_in_flight { 1 } else { 2 },
             failure,
         })
     }

@@ -201,6 +201,10 @@ impl GpuBert {
             if let Some((j, previous)) = in_flight.replace((*i, pending)) {
                 out[j].extend(self.read(previous, hidden).await?);
             }
+            if self.ctx.in_flight == 1 {
+                let (j, this) = in_flight.take().expect("just submitted");
+                out[j].extend(self.read(this, hidden).await?);
+            }
         }
         if let Some((j, last)) = in_flight {
             out[j].extend(self.read(last, hidden).await?);
