@@ -213,6 +213,12 @@ fn build_embedder(
     }
 }
 
+/// An embedder on the GPU backend and the handle that reports its [`BackendStatus`].
+pub type GpuEmbedder = (
+    crate::model::Embedder,
+    std::rc::Rc<webgpu::GpuWithCpuFallback>,
+);
+
 /// [`load_embedder_with_options`] for `webgpu` / `auto` natively, with the handle that reports
 /// the [`BackendStatus`] (the benchmark prints it after the run: memory, adapter, fallback).
 #[cfg(not(target_arch = "wasm32"))]
@@ -220,10 +226,7 @@ pub fn load_gpu_embedder_with_status(
     bytes: Vec<u8>,
     kind: BackendKind,
     options: LoadOptions,
-) -> Result<(
-    crate::model::Embedder,
-    std::rc::Rc<webgpu::GpuWithCpuFallback>,
-)> {
+) -> Result<GpuEmbedder> {
     let file = ModelFile::from_bytes_with(bytes, options)?;
     let matmul = MatmulMode::for_model(&file.info, &file.config);
     load_gpu_embedder(file, kind, matmul)
@@ -236,10 +239,7 @@ fn load_gpu_embedder(
     file: ModelFile,
     kind: BackendKind,
     matmul: MatmulMode,
-) -> Result<(
-    crate::model::Embedder,
-    std::rc::Rc<webgpu::GpuWithCpuFallback>,
-)> {
+) -> Result<GpuEmbedder> {
     let options = webgpu::GpuOptions::from_env();
     let (embedder, gpu) = pollster::block_on(webgpu::embedder_from_file(
         file,
@@ -259,10 +259,7 @@ fn load_gpu_embedder(
     _file: ModelFile,
     _kind: BackendKind,
     _matmul: MatmulMode,
-) -> Result<(
-    crate::model::Embedder,
-    std::rc::Rc<webgpu::GpuWithCpuFallback>,
-)> {
+) -> Result<GpuEmbedder> {
     Err(coded(
         ErrorCode::BadRequest,
         "in the browser the webgpu/auto backends load asynchronously: use Model.load_with_backend",
