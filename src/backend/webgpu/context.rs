@@ -21,6 +21,9 @@ pub struct GpuOptions {
     /// Refuse a model whose buffers would take more than this many bytes in all (WebGPU does
     /// not report a device's memory size; natively `SR_BENCH_GPU_MEMORY_MB`).
     pub memory_budget: Option<u64>,
+    /// Plain kernels even where the adapter offers optional features (`subgroups`): the
+    /// tests run both ways; natively `SR_BENCH_GPU_PLAIN=1`.
+    pub plain_kernels: bool,
     /// One batch at a time instead of two in flight (the overlap's benchmark and test;
     /// natively `SR_BENCH_GPU_IN_FLIGHT=1`).
     pub one_batch_in_flight: bool,
@@ -41,6 +44,7 @@ impl GpuOptions {
                 .ok()
                 .and_then(|mb| mb.trim().parse::<u64>().ok())
                 .map(|mb| mb * 1_000_000);
+            options.plain_kernels = std::env::var("SR_BENCH_GPU_PLAIN").is_ok_and(|v| v == "1");
             options.one_batch_in_flight =
                 std::env::var("SR_BENCH_GPU_IN_FLIGHT").is_ok_and(|n| n.trim() == "1");
         }
@@ -118,6 +122,8 @@ pub struct GpuContext {
     pub(crate) limits: wgpu::Limits,
     /// Batches submitted before the oldest is read back (2, or 1 when asked).
     pub(crate) in_flight: usize,
+    /// The reductions use subgroup operations (the device has the `subgroups` feature).
+    pub subgroups: bool,
     pub adapter: AdapterSummary,
     failure: Arc<Mutex<Option<String>>>,
 }
@@ -160,10 +166,18 @@ impl GpuContext {
             max_buffer_size: available.max_buffer_size.min(cap),
             ..wgpu::Limits::default()
         };
+        // Subgroups for the reductions when the adapter has them (and they are not refused).
+        let subgroups =
+            !options.plain_kernels && adapter.features().contains(wgpu::Features::SUBGROUP);
+        let features = if subgroups {
+            wgpu::Features::SUBGROUP
+        } else {
+            wgpu::Features::empty()
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("sr-bench"),
-                required_features: wgpu::Features::empty(),
+                required_features: features,
                 required_limits: limits.clone(),
                 ..Default::default()
             })
@@ -184,7 +198,7 @@ impl GpuContext {
                 .unwrap()
                 .get_or_insert_with(|| format!("the GPU device was lost ({reason:?}): {message}"));
         });
-        let kernels = Kernels::new(&device);
+        let kernels = Kernels::new(&device, subgroups);
         let memory_limits = MemoryLimits {
             max_buffer_size: limits.max_buffer_size,
             max_storage_binding: limits.max_storage_buffer_binding_size,
@@ -197,6 +211,7 @@ impl GpuContext {
             limits,
             adapter: AdapterSummary::new(&info, adapter.features()),
             in_flight: if options.one_batch_in_flight { 1 } else { 2 },
+            subgroups,
             failure,
         })
     }

@@ -16,6 +16,15 @@ const LAYERNORM: &str = include_str!("wgsl/layernorm.wgsl");
 const ATTENTION: &str = include_str!("wgsl/attention.wgsl");
 const POOLING: &str = include_str!("wgsl/pooling.wgsl");
 const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
+const REDUCE: &str = include_str!("wgsl/reduce.wgsl");
+const REDUCE_SUBGROUP: &str = include_str!("wgsl/reduce_subgroup.wgsl");
+/// The directive a module using subgroup operations starts with: the browser's WGSL requires
+/// it; naga (natively) gates them by the device feature instead and rejects the directive.
+const ENABLE_SUBGROUPS: &str = if cfg!(target_arch = "wasm32") {
+    "enable subgroups;\n"
+} else {
+    ""
+};
 
 /// Output tile of the matmul kernel (rows and columns per workgroup).
 const MATMUL_TILE: u32 = 64;
@@ -37,7 +46,9 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    pub fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the kernels; `subgroups`: the device has the `subgroups` feature, and the
+    /// reductions (LayerNorm, pooling) use it.
+    pub fn new(device: &wgpu::Device, subgroups: bool) -> Self {
         let module = |label: &str, parts: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -55,7 +66,7 @@ impl Kernels {
             })
         };
         let [matmul, layer_norm, attention, pooling, elementwise] =
-            sources().map(|(label, parts)| module(label, &parts));
+            sources(subgroups).map(|(label, parts)| module(label, &parts));
         Self {
             matmul: pipeline("matmul", &matmul, "main"),
             layer_norm: pipeline("layer_norm", &layer_norm, "main"),
@@ -79,13 +90,25 @@ impl Kernels {
     }
 }
 
-/// Each shader module's label and source parts: its parameter struct, then the WGSL files.
-fn sources() -> [(&'static str, Vec<&'static str>); 5] {
+/// Each shader module's label and source parts: its parameter struct, then the WGSL files
+/// (the reductions' `reduce_sum` with or without subgroups).
+fn sources(subgroups: bool) -> [(&'static str, Vec<&'static str>); 5] {
+    let (enable, reduce) = if subgroups {
+        (ENABLE_SUBGROUPS, REDUCE_SUBGROUP)
+    } else {
+        ("", REDUCE)
+    };
     [
         ("matmul", vec![MatmulParams::WGSL, COMMON, MATMUL]),
-        ("layer_norm", vec![LayerNormParams::WGSL, LAYERNORM]),
+        (
+            "layer_norm",
+            vec![enable, LayerNormParams::WGSL, LAYERNORM, reduce],
+        ),
         ("attention", vec![AttentionParams::WGSL, ATTENTION]),
-        ("pooling", vec![PoolingParams::WGSL, POOLING]),
+        (
+            "pooling",
+            vec![enable, PoolingParams::WGSL, POOLING, reduce],
+        ),
         (
             "elementwise",
             vec![ElementwiseParams::WGSL, COMMON, ELEMENTWISE],
@@ -256,18 +279,24 @@ pub(crate) fn check_attention_shape(seq: usize, head_dim: usize) -> Result<()> {
 mod tests {
     use wgpu::naga;
 
-    /// Every module (generated `Params` included) parses and validates without a GPU.
+    /// Every module (generated `Params` included) parses and validates without a GPU, with
+    /// and without subgroups (which need that capability).
     #[test]
     fn shaders_validate() {
-        for (label, parts) in super::sources() {
+        let with = naga::valid::Capabilities::SUBGROUP;
+        let sources = [(false, naga::valid::Capabilities::empty()), (true, with)]
+            .into_iter()
+            .flat_map(|(subgroups, caps)| super::sources(subgroups).map(|s| (s, caps)));
+        for ((label, parts), capabilities) in sources {
             let module = naga::front::wgsl::parse_str(&parts.concat())
                 .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&parts.concat())));
-            naga::valid::Validator::new(
-                naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::empty(),
-            )
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+            let mut validator =
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities);
+            validator.subgroup_stages(naga::valid::ShaderStages::COMPUTE);
+            validator.subgroup_operations(naga::valid::SubgroupOperationSet::all());
+            validator
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{label}: {e:?}"));
         }
     }
 }
