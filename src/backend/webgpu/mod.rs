@@ -32,6 +32,16 @@
 //!   with them. Per batch the word rows, the mask and one buffer of parameter blocks (one
 //!   256-byte-aligned slot per dispatch, a single write) are written. Each kernel's parameters
 //!   are one `#[repr(C)]` struct ([`params`]) from which its WGSL `Params` is generated.
+//! * **Memory** ([`GpuMemory`]). Every buffer is created through `buffers.rs`, which counts
+//!   its bytes by use (weights, activations, params, readback) for `backend_status`. At load
+//!   the weights and two full-batch graphs are first built as a *plan* (same code, placeholder
+//!   buffers) and refused with the figures (`out-of-memory`) when the largest buffer exceeds
+//!   the adapter's limits or the total exceeds `GpuOptions::memory_budget`.
+//! * **Two batches in flight.** Two graphs: batch i+1 is written, recorded and submitted into
+//!   one before batch i is read back from the other (`EncoderBackend::encode_many`).
+//! * **Optional features.** `subgroups`, when the adapter has it, for the LayerNorm and
+//!   pooling reductions (`wgsl/reduce_subgroup.wgsl`; `GpuOptions::plain_kernels` keeps
+//!   `wgsl/reduce.wgsl`).
 //! * **Async.** Readback is asynchronous by nature ([`GpuBert::encode_async`]), while
 //!   [`EncoderBackend::encode`] is synchronous. The smallest clean bridge: the GPU encoder's
 //!   own API is `async`; natively the future is driven by `pollster` and the readback waits in
