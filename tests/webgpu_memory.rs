@@ -133,6 +133,32 @@ fn a_model_over_the_memory_budget_is_refused_at_load_with_the_figures() {
     println!("budget below two batches: {message}");
     assert_eq!(code_of(&err), ErrorCode::OutOfMemory);
     assert!(message.contains("two batches of 32 sentences"), "{message}");
+    // Loaded within the budget, a batch larger than the load planned for (512 short sentences,
+    // the 2,048-token bound) is refused when its graph would cross it: that batch is redone on
+    // the CPU, with the reason.
+    let two_graphs = message
+        .split("it needs ")
+        .nth(1)
+        .and_then(|m| m.split(" MB").next())
+        .and_then(|mb| mb.parse::<f64>().ok())
+        .expect("the figure");
+    let options = GpuOptions {
+        memory_budget: Some(weights + (two_graphs * 1e6) as u64 + 200_000),
+        ..Default::default()
+    };
+    let (mut embedder, auto) = load("q8_0", BackendKind::Auto, &options).unwrap();
+    assert_eq!(auto.status().active, "webgpu");
+    embedder.set_batch_size(1024);
+    let texts: Vec<String> = (0..600).map(|i| format!("Sentence number {i}.")).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    assert_eq!(embedder.embed(&refs).unwrap().len(), 600);
+    let status = auto.status();
+    println!("a batch over the budget: {:?}", status.fallback_reason);
+    assert_eq!(status.active, "cpu");
+    assert!(status
+        .fallback_reason
+        .is_some_and(|r| r.contains("a batch of 512 sentences (2048 tokens)")
+            && r.contains("GPU memory budget")));
 }
 
 #[test]

@@ -158,12 +158,11 @@ impl GpuDevice {
     }
 
     /// Runs `build` without allocating (every buffer it creates is a 16-byte placeholder,
-    /// nothing is written), then refuses with the figures when its buffers would not fit the
-    /// limits with what is already held: the same code sizes the plan and the real buffers.
-    /// `build`'s placeholders must never be bound by the caller.
+    /// nothing is written) and returns the bytes its buffers would take: the same code sizes
+    /// the plan and the real buffers. `build`'s placeholders must never be bound by the caller;
+    /// [`Self::check_fits`] then refuses a plan that would not fit.
     pub async fn plan<T, F: std::future::Future<Output = Result<T>>>(
         &self,
-        what: &str,
         build: impl FnOnce() -> F,
     ) -> Result<GpuMemory> {
         self.ledger.lock().unwrap().plan = Some(GpuMemory::default());
@@ -173,10 +172,11 @@ impl GpuDevice {
         let _ = scopes.close("planning").await;
         let planned = self.ledger.lock().unwrap().plan.take().unwrap_or_default();
         built?;
-        self.check_fits(what, &planned)?;
         Ok(planned)
     }
 
+    /// Refuses, with the figures, `what` needing `planned` beside what is held: its largest
+    /// buffer over the adapter's limits, or the total over the memory budget.
     pub fn check_fits(&self, what: &str, planned: &GpuMemory) -> Result<()> {
         let l = &self.limits;
         let mb = |b: u64| b as f64 / 1e6;

@@ -72,10 +72,8 @@ impl GpuBert {
     /// out-of-memory error quoting the figures, before anything is uploaded).
     pub async fn new(ctx: GpuContext, file: &ModelFile, words: QMatMul) -> Result<Self> {
         let what = format!("the model '{}'", file.info.name);
-        let planned = ctx
-            .device
-            .plan(&what, || GpuWeights::upload(&ctx, file))
-            .await?;
+        let planned = ctx.device.plan(|| GpuWeights::upload(&ctx, file)).await?;
+        ctx.device.check_fits(&what, &planned)?;
         let weights = GpuWeights::upload(&ctx, file).await?;
         debug_assert_eq!(ctx.device.memory().weights, planned.weights);
         // The widest activation is [rows, max(3·hidden, intermediate)] f32.
@@ -112,9 +110,7 @@ impl GpuBert {
         let one = this
             .ctx
             .device
-            .plan(&full, || async {
-                Ok(Graph::bert(&this.ctx, &this.weights, rows, batch))
-            })
+            .plan(|| async { Ok(Graph::bert(&this.ctx, &this.weights, rows, batch)) })
             .await?;
         let mut two = one;
         two.add_all(&one);
@@ -225,20 +221,32 @@ impl GpuBert {
             .flatten_all()?
             .to_vec1::<f32>()?;
 
+        // A bigger graph than the one planned at load (a larger batch size was asked for):
+        // refused with the figures when it would not fit, before it is allocated.
+        let grow = {
+            let cell = self.slots[slot].borrow();
+            cell.as_ref()
+                .is_none_or(|s| s.graph.rows < m || s.graph.batch < b)
+                .then(|| {
+                    let held = cell.as_ref().map_or(0, |s| s.graph.batch);
+                    (self.graph_size(m, b).0, b.next_power_of_two().max(held))
+                })
+        };
+        if let Some((rows, batch_cap)) = grow {
+            // The old graph's buffers are given back first (nothing of it is in flight).
+            *self.slots[slot].borrow_mut() = None;
+            let device = &self.ctx.device;
+            let need = device
+                .plan(|| async { Ok(Graph::bert(&self.ctx, &self.weights, rows, batch_cap)) })
+                .await?;
+            let what = format!("a batch of {batch_cap} sentences ({rows} tokens)");
+            device.check_fits(&what, &need)?;
+        }
         let scopes = ErrorScopes::open(&self.ctx.device);
         // The graph is borrowed only while recording (never across an await).
         let (readback, index) = {
             let mut cell = self.slots[slot].borrow_mut();
-            if cell
-                .as_ref()
-                .is_none_or(|s| s.graph.rows < m || s.graph.batch < b)
-            {
-                let (rows, _) = self.graph_size(m, b);
-                let batch_cap = b
-                    .next_power_of_two()
-                    .max(cell.as_ref().map_or(0, |s| s.graph.batch));
-                // The old graph's buffers are given back before the new one is created.
-                *cell = None;
+            if let Some((rows, batch_cap)) = grow {
                 let device = &self.ctx.device;
                 let before = device.memory();
                 let graph = Graph::bert(&self.ctx, &self.weights, rows, batch_cap);
