@@ -85,6 +85,7 @@ async function browser() {
     });
     header(`headless Chromium WebGPU (${software ? 'SwiftShader flags' : 'GPU flags'}), ${results[0]?.sentences ?? sentences} SR sentences — ${userAgent}`);
     for (const r of results) {
+      // wgpu 30 in the browser passes on `shader-f16` but not `subgroups` (SwiftShader has it).
       const status = {
         active: r.fell_back_to_cpu ? 'cpu' : 'webgpu', fallback_reason: r.fell_back_to_cpu,
         software_adapter: r.adapter?.software,
