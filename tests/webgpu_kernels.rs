@@ -730,6 +730,7 @@ fn auto_without_an_adapter_selects_the_cpu_and_says_why() {
     let bytes = common::model_bytes(MODEL, "q8_0");
     let options = GpuOptions {
         disable: Some("no WebGPU adapter (forced by the test)".into()),
+        ..Default::default()
     };
     let (embedder, auto) = pollster::block_on(webgpu::load_embedder_async(
         bytes.clone(),

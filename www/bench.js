@@ -36,6 +36,7 @@ function adapterOf(model) {
   return {
     name: adapterLabel(a), backend: a.backend, device_type: a.device_type, driver: a.driver,
     software: !!s.software_adapter, wgpu_name: a.name, browser_info: a.browser_info || null,
+    features: a.features || [],
   };
 }
 
@@ -66,6 +67,7 @@ async function measure(entry, data, backend, texts) {
     };
     // A GPU that failed mid-run finished on the CPU: the figure is not a GPU figure.
     if (backend !== 'cpu' && s.active !== 'webgpu') row.fell_back_to_cpu = s.fallback_reason;
+    if (s.gpu_memory) row.gpu_memory = s.gpu_memory; // bytes of the GPU buffers created (bench/gpu.sh)
     return row;
   } finally {
     model.free();

@@ -85,6 +85,9 @@ pub struct BackendStatus {
     pub fallback_reason: Option<String>,
     /// Messages for users, oldest first (adapter choice, fallbacks).
     pub notices: Vec<String>,
+    /// GPU memory the model holds now (the buffers created: weights, and the activations of
+    /// the batches run so far); absent when the GPU is not used.
+    pub gpu_memory: Option<webgpu::GpuMemory>,
 }
 
 impl BackendStatus {
@@ -97,6 +100,7 @@ impl BackendStatus {
             software_adapter: false,
             fallback_reason: None,
             notices: vec![],
+            gpu_memory: None,
         }
     }
 }
@@ -203,8 +207,29 @@ fn build_embedder(
 ) -> Result<crate::model::Embedder> {
     match kind {
         BackendKind::Cpu => cpu::embedder(file, matmul),
-        BackendKind::WebGpu | BackendKind::Auto => load_gpu_embedder(file, kind, matmul),
+        BackendKind::WebGpu | BackendKind::Auto => {
+            load_gpu_embedder(file, kind, matmul).map(|(embedder, _)| embedder)
+        }
     }
+}
+
+/// An embedder on the GPU backend and the handle that reports its [`BackendStatus`].
+pub type GpuEmbedder = (
+    crate::model::Embedder,
+    std::rc::Rc<webgpu::GpuWithCpuFallback>,
+);
+
+/// [`load_embedder_with_options`] for `webgpu` / `auto` natively, with the handle that reports
+/// the [`BackendStatus`] (the benchmark prints it after the run: memory, adapter, fallback).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn load_gpu_embedder_with_status(
+    bytes: Vec<u8>,
+    kind: BackendKind,
+    options: LoadOptions,
+) -> Result<GpuEmbedder> {
+    let file = ModelFile::from_bytes_with(bytes, options)?;
+    let matmul = MatmulMode::for_model(&file.info, &file.config);
+    load_gpu_embedder(file, kind, matmul)
 }
 
 /// `webgpu` / `auto` natively: blocks on the adapter and device requests and reports the
@@ -214,7 +239,7 @@ fn load_gpu_embedder(
     file: ModelFile,
     kind: BackendKind,
     matmul: MatmulMode,
-) -> Result<crate::model::Embedder> {
+) -> Result<GpuEmbedder> {
     let options = webgpu::GpuOptions::from_env();
     let (embedder, gpu) = pollster::block_on(webgpu::embedder_from_file(
         file,
@@ -226,7 +251,7 @@ fn load_gpu_embedder(
     for notice in gpu.status().notices {
         eprintln!("sr-bench: {notice}");
     }
-    Ok(embedder)
+    Ok((embedder, gpu))
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -234,7 +259,7 @@ fn load_gpu_embedder(
     _file: ModelFile,
     _kind: BackendKind,
     _matmul: MatmulMode,
-) -> Result<crate::model::Embedder> {
+) -> Result<GpuEmbedder> {
     Err(coded(
         ErrorCode::BadRequest,
         "in the browser the webgpu/auto backends load asynchronously: use Model.load_with_backend",

@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 
-use super::{load_model, sr_files, LoadArgs};
-use crate::backend::BackendKind;
+use super::{load_model, read_file, sr_files, LoadArgs};
+use crate::backend::{load_gpu_embedder_with_status, BackendKind};
 
 /// Prints load time and embedding throughput for each model file on the same sentences.
 pub(super) fn bench(
@@ -33,7 +33,15 @@ pub(super) fn bench(
     );
     for path in models {
         let start = Instant::now();
-        let mut embedder = load_model(path, backend, load)?;
+        let (mut embedder, gpu) = match backend {
+            BackendKind::Cpu => (load_model(path, backend, load)?, None),
+            _ => {
+                let (embedder, gpu) =
+                    load_gpu_embedder_with_status(read_file(path)?, backend, load.options())
+                        .with_context(|| format!("cannot load model {}", path.display()))?;
+                (embedder, Some(gpu))
+            }
+        };
         let load_ms = start.elapsed().as_secs_f64() * 1e3;
         embedder.set_batch_size(batch_size);
         let start = Instant::now();
@@ -44,6 +52,13 @@ pub(super) fn bench(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         println!("{name:<36} {load_ms:>12.1} {rate:>14.1}");
+        // Where it ran, on which adapter, with how much GPU memory (bench/gpu.sh reads it).
+        if let Some(gpu) = gpu {
+            println!(
+                "backend_status {name}: {}",
+                serde_json::to_string(&gpu.status())?
+            );
+        }
     }
     Ok(())
 }

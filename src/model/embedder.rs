@@ -156,11 +156,24 @@ impl Embedder {
     /// The one embedding pipeline: tokenize, sort by length, batch, encode, restore order.
     async fn pipeline(&self, texts: &[&str], wait: Wait) -> Result<Vec<Vec<f32>>> {
         let mut out = vec![Vec::new(); texts.len()];
-        for (indices, batch) in plan_batches(&self.tokenizer, texts, self.batching)? {
-            let vectors = match wait {
-                Wait::Block => self.backend.encode(&batch)?,
-                Wait::Await => self.backend.encode_async(&batch).await?,
-            };
+        let (indices, batches): (Vec<_>, Vec<_>) =
+            plan_batches(&self.tokenizer, texts, self.batching)?
+                .into_iter()
+                .unzip();
+        // All batches at once: a GPU backend keeps two in flight.
+        let vectors = match wait {
+            Wait::Block => self.backend.encode_many(&batches)?,
+            Wait::Await => self.backend.encode_many_async(&batches).await?,
+        };
+        if vectors.len() != batches.len() {
+            bail!(
+                "the {} backend returned {} results for {} batches",
+                self.backend.name(),
+                vectors.len(),
+                batches.len()
+            );
+        }
+        for (indices, vectors) in indices.into_iter().zip(vectors) {
             self.place(&mut out, indices, vectors)?;
         }
         Ok(out)

@@ -23,6 +23,10 @@ pub use tokenizer::{Pieces, TextTokenizer, TokenBatch};
 pub type EncodeFuture<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<Vec<Vec<f32>>>> + 'a>>;
 
+/// What [`EncoderBackend::encode_many_async`] returns: one result per batch.
+pub type EncodeManyFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<Vec<Vec<Vec<f32>>>>> + 'a>>;
+
 /// One forward pass of a sentence encoder on a padded batch.
 ///
 /// Implemented by each backend (`backend::cpu`, `backend::webgpu`). Returns one pooled,
@@ -34,6 +38,21 @@ pub trait EncoderBackend {
     /// Backends that never wait answer from [`Self::encode`].
     fn encode_async<'a>(&'a self, batch: &'a TokenBatch) -> EncodeFuture<'a> {
         Box::pin(std::future::ready(self.encode(batch)))
+    }
+    /// Several batches in order, one result each: a GPU backend keeps two in flight (the
+    /// next is submitted while the previous one reads back).
+    fn encode_many(&self, batches: &[TokenBatch]) -> anyhow::Result<Vec<Vec<Vec<f32>>>> {
+        batches.iter().map(|b| self.encode(b)).collect()
+    }
+    /// [`Self::encode_many`], awaited.
+    fn encode_many_async<'a>(&'a self, batches: &'a [TokenBatch]) -> EncodeManyFuture<'a> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(batches.len());
+            for batch in batches {
+                out.push(self.encode_async(batch).await?);
+            }
+            Ok(out)
+        })
     }
     /// Where batches run now: "cpu" or "webgpu".
     fn name(&self) -> &'static str;

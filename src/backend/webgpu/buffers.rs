@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
 use wgpu::util::DeviceExt;
+
+use crate::error::{coded, ErrorCode};
 
 use super::kernels::{Kernels, Op, Shape};
 
@@ -24,58 +27,295 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_DST)
     .union(wgpu::BufferUsages::COPY_SRC);
 
-/// A storage buffer initialised from f32 data (never empty: bindings need ≥ 4 bytes).
-pub(crate) fn upload_f32(device: &wgpu::Device, label: &str, data: &[f32]) -> wgpu::Buffer {
+/// What a buffer holds, for the memory report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Use {
+    Weights,
+    Activations,
+    Params,
+    Readback,
+}
+
+/// GPU memory held by a model: the bytes of the buffers created through this module (the
+/// sizes passed to `create_buffer`), by what they hold. What `backend_status` reports.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct GpuMemory {
+    pub weights: u64,
+    pub activations: u64,
+    pub params: u64,
+    pub readback: u64,
+    pub total: u64,
+    /// The largest single buffer created (what `maxBufferSize` and
+    /// `maxStorageBufferBindingSize` bound).
+    pub largest_buffer: u64,
+    pub buffers: u64,
+}
+
+impl GpuMemory {
+    fn add(&mut self, use_: Use, bytes: u64) {
+        *self.of(use_) += bytes;
+        self.total += bytes;
+        self.largest_buffer = self.largest_buffer.max(bytes);
+        self.buffers += 1;
+    }
+
+    /// Both sets of buffers together (the largest of either).
+    pub(crate) fn add_all(&mut self, other: &Self) {
+        self.weights += other.weights;
+        self.activations += other.activations;
+        self.params += other.params;
+        self.readback += other.readback;
+        self.total += other.total;
+        self.largest_buffer = self.largest_buffer.max(other.largest_buffer);
+        self.buffers += other.buffers;
+    }
+
+    fn of(&mut self, use_: Use) -> &mut u64 {
+        match use_ {
+            Use::Weights => &mut self.weights,
+            Use::Activations => &mut self.activations,
+            Use::Params => &mut self.params,
+            Use::Readback => &mut self.readback,
+        }
+    }
+
+    /// Held minus `other` (what a set of buffers created in between holds).
+    pub(crate) fn since(&self, before: &Self) -> Self {
+        Self {
+            weights: self.weights - before.weights,
+            activations: self.activations - before.activations,
+            params: self.params - before.params,
+            readback: self.readback - before.readback,
+            total: self.total - before.total,
+            largest_buffer: self.largest_buffer,
+            buffers: self.buffers - before.buffers,
+        }
+    }
+
+    fn release(&mut self, freed: &Self) {
+        self.weights -= freed.weights;
+        self.activations -= freed.activations;
+        self.params -= freed.params;
+        self.readback -= freed.readback;
+        self.total -= freed.total;
+        self.buffers -= freed.buffers;
+    }
+}
+
+/// What a plan must fit: the device's buffer limits and an optional total.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MemoryLimits {
+    pub max_buffer_size: u64,
+    pub max_storage_binding: u64,
+    /// `GpuOptions::memory_budget` (WebGPU does not report a device's memory size).
+    pub budget: Option<u64>,
+}
+
+/// The bytes held and, while planning, the bytes a set of buffers would take.
+#[derive(Default)]
+struct Ledger {
+    held: GpuMemory,
+    /// `Some` while planning: buffers are recorded here and not really allocated.
+    plan: Option<GpuMemory>,
+}
+
+/// The device, with the bytes of every buffer created through this module. Every buffer
+/// the backend creates goes through the functions below, so the memory report and the
+/// refusal of a model that would not fit both read the sizes the buffers are created with.
+pub(crate) struct GpuDevice {
+    raw: wgpu::Device,
+    ledger: Arc<Mutex<Ledger>>,
+    pub limits: MemoryLimits,
+}
+
+impl std::ops::Deref for GpuDevice {
+    type Target = wgpu::Device;
+    fn deref(&self) -> &wgpu::Device {
+        &self.raw
+    }
+}
+
+impl GpuDevice {
+    pub fn new(raw: wgpu::Device, limits: MemoryLimits) -> Self {
+        Self {
+            raw,
+            ledger: Arc::default(),
+            limits,
+        }
+    }
+
+    /// The bytes held now.
+    pub fn memory(&self) -> GpuMemory {
+        self.ledger.lock().unwrap().held
+    }
+
+    /// A handle that gives `memory` back to the ledger when dropped (a graph's buffers).
+    pub fn hold(&self, memory: GpuMemory) -> Held {
+        Held {
+            ledger: self.ledger.clone(),
+            memory,
+        }
+    }
+
+    /// Runs `build` without allocating (every buffer it creates is a 16-byte placeholder,
+    /// nothing is written) and returns the bytes its buffers would take: the same code sizes
+    /// the plan and the real buffers. `build`'s placeholders must never be bound by the caller;
+    /// [`Self::check_fits`] then refuses a plan that would not fit.
+    pub async fn plan<T, F: std::future::Future<Output = Result<T>>>(
+        &self,
+        build: impl FnOnce() -> F,
+    ) -> Result<GpuMemory> {
+        self.ledger.lock().unwrap().plan = Some(GpuMemory::default());
+        // Placeholder bindings may fail validation: captured here, never reported.
+        let scopes = ErrorScopes::open(self);
+        let built = build().await.map(drop);
+        let _ = scopes.close("planning").await;
+        let planned = self.ledger.lock().unwrap().plan.take().unwrap_or_default();
+        built?;
+        Ok(planned)
+    }
+
+    /// Refuses, with the figures, `what` needing `planned` beside what is held: its largest
+    /// buffer over the adapter's limits, or the total over the memory budget.
+    pub fn check_fits(&self, what: &str, planned: &GpuMemory) -> Result<()> {
+        let l = &self.limits;
+        let mb = |b: u64| b as f64 / 1e6;
+        let largest_limit = l.max_buffer_size.min(l.max_storage_binding);
+        if planned.largest_buffer > largest_limit {
+            return Err(coded(
+                ErrorCode::OutOfMemory,
+                format!(
+                    "{what} does not fit this GPU: its largest buffer takes {:.1} MB, the \
+                     adapter allows {:.1} MB per buffer (maxBufferSize {:.1} MB, \
+                     maxStorageBufferBindingSize {:.1} MB)",
+                    mb(planned.largest_buffer),
+                    mb(largest_limit),
+                    mb(l.max_buffer_size),
+                    mb(l.max_storage_binding)
+                ),
+            ));
+        }
+        if let Some(budget) = l.budget {
+            let held = self.memory().total;
+            if held + planned.total > budget {
+                return Err(coded(
+                    ErrorCode::OutOfMemory,
+                    format!(
+                        "{what} does not fit this GPU: it needs {:.1} MB in {} buffers, with \
+                         {:.1} MB already held the total would be {:.1} MB, over the {:.1} MB \
+                         GPU memory budget",
+                        mb(planned.total),
+                        planned.buffers,
+                        mb(held),
+                        mb(held + planned.total),
+                        mb(budget)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates a buffer (or, while planning, records its size and creates a placeholder).
+    fn create(
+        &self,
+        label: &str,
+        use_: Use,
+        size: u64,
+        usage: wgpu::BufferUsages,
+        contents: Option<&[u8]>,
+    ) -> wgpu::Buffer {
+        let mut ledger = self.ledger.lock().unwrap();
+        if let Some(plan) = ledger.plan.as_mut() {
+            plan.add(use_, size);
+            return self.raw.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("planned"),
+                size: 16,
+                usage,
+                mapped_at_creation: false,
+            });
+        }
+        ledger.held.add(use_, size);
+        drop(ledger);
+        match contents {
+            Some(contents) => self
+                .raw
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents,
+                    usage,
+                }),
+            None => self.raw.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            }),
+        }
+    }
+}
+
+/// Memory given back to the ledger when dropped.
+pub(crate) struct Held {
+    ledger: Arc<Mutex<Ledger>>,
+    memory: GpuMemory,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.ledger.lock().unwrap().held.release(&self.memory);
+    }
+}
+
+/// A storage buffer initialised from f32 data: weights.
+pub(crate) fn upload_f32(device: &GpuDevice, label: &str, data: &[f32]) -> wgpu::Buffer {
     upload_bytes(device, label, f32_bytes(data))
 }
 
-/// A storage buffer initialised from raw bytes (quantized weight blocks as the file stores
-/// them), zero-padded to whole u32 words, at least one (WGSL reads `array<u32>`).
-pub(crate) fn upload_bytes(device: &wgpu::Device, label: &str, mut bytes: Vec<u8>) -> wgpu::Buffer {
+/// A storage buffer of weights initialised from raw bytes (quantized blocks as the file
+/// stores them), zero-padded to whole u32 words, at least one (WGSL reads `array<u32>`;
+/// bindings need ≥ 4 bytes).
+pub(crate) fn upload_bytes(device: &GpuDevice, label: &str, mut bytes: Vec<u8>) -> wgpu::Buffer {
     bytes.resize(bytes.len().max(4).next_multiple_of(4), 0);
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some(label),
-        contents: &bytes,
-        usage: STORAGE,
-    })
+    device.create(
+        label,
+        Use::Weights,
+        bytes.len() as u64,
+        STORAGE,
+        Some(&bytes),
+    )
 }
 
 /// A read-only storage buffer initialised from u32 data (the attention mask).
-pub(crate) fn upload_u32(device: &wgpu::Device, label: &str, data: &[u32]) -> wgpu::Buffer {
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some(label),
-        contents: &u32_bytes(data),
-        usage: wgpu::BufferUsages::STORAGE,
-    })
+pub(crate) fn upload_u32(device: &GpuDevice, label: &str, data: &[u32]) -> wgpu::Buffer {
+    let bytes = u32_bytes(data);
+    let usage = wgpu::BufferUsages::STORAGE;
+    device.create(
+        label,
+        Use::Activations,
+        bytes.len() as u64,
+        usage,
+        Some(&bytes),
+    )
 }
 
-/// An uninitialised storage buffer of `bytes` (rounded up to 4, at least 4).
-pub(crate) fn storage(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: bytes.max(4).div_ceil(4) * 4,
-        usage: STORAGE,
-        mapped_at_creation: false,
-    })
+/// An uninitialised storage buffer of `bytes` (rounded up to 4, at least 4): activations.
+pub(crate) fn storage(device: &GpuDevice, label: &str, bytes: u64) -> wgpu::Buffer {
+    let size = bytes.max(4).div_ceil(4) * 4;
+    device.create(label, Use::Activations, size, STORAGE, None)
 }
 
 /// A uniform buffer of `bytes` for parameter blocks, written before each submit.
-pub(crate) fn uniform(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: bytes.max(16).div_ceil(16) * 16,
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    })
+pub(crate) fn uniform(device: &GpuDevice, label: &str, bytes: u64) -> wgpu::Buffer {
+    let size = bytes.max(16).div_ceil(16) * 16;
+    let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+    device.create(label, Use::Params, size, usage, None)
 }
 
-pub(crate) fn staging(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("readback"),
-        size: bytes.max(4).div_ceil(4) * 4,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    })
+pub(crate) fn staging(device: &GpuDevice, bytes: u64) -> wgpu::Buffer {
+    let size = bytes.max(4).div_ceil(4) * 4;
+    let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+    device.create("readback", Use::Readback, size, usage, None)
 }
 
 /// One dispatch of a recorded graph: the kernel launch, its bindings (the parameter block at
@@ -185,12 +425,14 @@ impl Future for MapFuture {
     }
 }
 
-/// Reads the first `len` f32 values of a MAP_READ buffer after the work submitted so far.
-/// Never blocks in the browser; natively it waits in `device.poll`.
+/// Reads the first `len` f32 values of a MAP_READ buffer once submission `after` is done
+/// (`None`: all the work submitted so far). Never blocks in the browser; natively it waits in
+/// `device.poll` for that submission only, so a later one keeps the GPU busy meanwhile.
 pub(crate) async fn read_f32(
     device: &wgpu::Device,
     buffer: &wgpu::Buffer,
     len: usize,
+    after: Option<wgpu::SubmissionIndex>,
 ) -> Result<Vec<f32>> {
     let bytes = (len.max(1) * 4) as u64;
     let state = Arc::new(Mutex::new(MapState::default()));
@@ -206,10 +448,13 @@ pub(crate) async fn read_f32(
         });
     #[cfg(not(target_arch = "wasm32"))]
     device
-        .poll(wgpu::PollType::wait_indefinitely())
+        .poll(wgpu::PollType::Wait {
+            submission_index: after,
+            timeout: None,
+        })
         .map_err(|e| anyhow!("waiting for the GPU failed: {e}"))?;
     #[cfg(target_arch = "wasm32")]
-    let _ = device;
+    let _ = (device, after);
     MapFuture { state }
         .await
         .map_err(|e| anyhow!("reading results back from the GPU failed: {e}"))?;

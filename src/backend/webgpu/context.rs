@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
 
+use super::buffers::{GpuDevice, MemoryLimits};
 use super::kernels::Kernels;
 
 /// Options for opening the GPU.
@@ -14,18 +15,40 @@ pub struct GpuOptions {
     /// Behave as if no adapter existed, with this reason (tests of the CPU fallback;
     /// natively also set by the environment variable `SR_BENCH_NO_GPU`).
     pub disable: Option<String>,
+    /// Requests at most this many bytes per buffer (`maxBufferSize` and
+    /// `maxStorageBufferBindingSize` lowered below the adapter's: tests of the refusal).
+    pub max_buffer_bytes: Option<u64>,
+    /// Refuse a model whose buffers would take more than this many bytes in all (WebGPU does
+    /// not report a device's memory size; natively `SR_BENCH_GPU_MEMORY_MB`).
+    pub memory_budget: Option<u64>,
+    /// Plain kernels even where the adapter offers optional features (`subgroups`): the
+    /// tests run both ways; natively `SR_BENCH_GPU_PLAIN=1`.
+    pub plain_kernels: bool,
+    /// One batch at a time instead of two in flight (the overlap's benchmark and test;
+    /// natively `SR_BENCH_GPU_IN_FLIGHT=1`).
+    pub one_batch_in_flight: bool,
 }
 
 impl GpuOptions {
-    /// Natively: `SR_BENCH_NO_GPU=<anything>` disables the GPU. In the browser: defaults.
+    /// Natively: `SR_BENCH_NO_GPU=<anything>` disables the GPU, `SR_BENCH_GPU_MEMORY_MB=<n>`
+    /// sets the memory budget. In the browser: defaults.
     pub fn from_env() -> Self {
+        #[allow(unused_mut)]
+        let mut options = Self::default();
         #[cfg(not(target_arch = "wasm32"))]
-        if std::env::var_os("SR_BENCH_NO_GPU").is_some() {
-            return Self {
-                disable: Some("no WebGPU adapter: disabled by SR_BENCH_NO_GPU".into()),
-            };
+        {
+            if std::env::var_os("SR_BENCH_NO_GPU").is_some() {
+                options.disable = Some("no WebGPU adapter: disabled by SR_BENCH_NO_GPU".into());
+            }
+            options.memory_budget = std::env::var("SR_BENCH_GPU_MEMORY_MB")
+                .ok()
+                .and_then(|mb| mb.trim().parse::<u64>().ok())
+                .map(|mb| mb * 1_000_000);
+            options.plain_kernels = std::env::var("SR_BENCH_GPU_PLAIN").is_ok_and(|v| v == "1");
+            options.one_batch_in_flight =
+                std::env::var("SR_BENCH_GPU_IN_FLIGHT").is_ok_and(|n| n.trim() == "1");
         }
-        Self::default()
+        options
     }
 }
 
@@ -42,10 +65,13 @@ pub struct AdapterSummary {
     /// A software rasteriser (device type CPU, or the browser's `isFallbackAdapter`): the
     /// "GPU" runs on the CPU, so its speed says nothing about a real GPU.
     pub software: bool,
+    /// The optional WebGPU features the kernels could use that the adapter offers:
+    /// "shader-f16", "subgroups".
+    pub features: Vec<String>,
 }
 
 impl AdapterSummary {
-    fn new(info: &wgpu::AdapterInfo) -> Self {
+    fn new(info: &wgpu::AdapterInfo, features: wgpu::Features) -> Self {
         let device_type = match info.device_type {
             wgpu::DeviceType::DiscreteGpu => "discrete_gpu",
             wgpu::DeviceType::IntegratedGpu => "integrated_gpu",
@@ -65,6 +91,14 @@ impl AdapterSummary {
             device_type: device_type.into(),
             driver: info.driver.clone(),
             software: info.device_type == wgpu::DeviceType::Cpu,
+            features: [
+                (wgpu::Features::SHADER_F16, "shader-f16"),
+                (wgpu::Features::SUBGROUP, "subgroups"),
+            ]
+            .into_iter()
+            .filter(|(f, _)| features.contains(*f))
+            .map(|(_, name)| name.to_string())
+            .collect(),
         }
     }
 
@@ -82,10 +116,14 @@ impl AdapterSummary {
 
 /// An open WebGPU device with the compiled kernels.
 pub struct GpuContext {
-    pub(crate) device: wgpu::Device,
+    pub(crate) device: GpuDevice,
     pub(crate) queue: wgpu::Queue,
     pub(crate) kernels: Kernels,
     pub(crate) limits: wgpu::Limits,
+    /// Batches submitted before the oldest is read back (2, or 1 when asked).
+    pub(crate) in_flight: usize,
+    /// The reductions use subgroup operations (the device has the `subgroups` feature).
+    pub subgroups: bool,
     pub adapter: AdapterSummary,
     failure: Arc<Mutex<Option<String>>>,
 }
@@ -122,15 +160,24 @@ impl GpuContext {
         let available = adapter.limits();
         // The WebGPU defaults, with the largest buffers the adapter allows (the FFN
         // activations of a 32-sentence batch of 256 tokens take 50 MB).
+        let cap = options.max_buffer_bytes.unwrap_or(u64::MAX);
         let limits = wgpu::Limits {
-            max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
-            max_buffer_size: available.max_buffer_size,
+            max_storage_buffer_binding_size: available.max_storage_buffer_binding_size.min(cap),
+            max_buffer_size: available.max_buffer_size.min(cap),
             ..wgpu::Limits::default()
+        };
+        // Subgroups for the reductions when the adapter has them (and they are not refused).
+        let subgroups =
+            !options.plain_kernels && adapter.features().contains(wgpu::Features::SUBGROUP);
+        let features = if subgroups {
+            wgpu::Features::SUBGROUP
+        } else {
+            wgpu::Features::empty()
         };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("sr-bench"),
-                required_features: wgpu::Features::empty(),
+                required_features: features,
                 required_limits: limits.clone(),
                 ..Default::default()
             })
@@ -151,13 +198,20 @@ impl GpuContext {
                 .unwrap()
                 .get_or_insert_with(|| format!("the GPU device was lost ({reason:?}): {message}"));
         });
-        let kernels = Kernels::new(&device);
+        let kernels = Kernels::new(&device, subgroups);
+        let memory_limits = MemoryLimits {
+            max_buffer_size: limits.max_buffer_size,
+            max_storage_binding: limits.max_storage_buffer_binding_size,
+            budget: options.memory_budget,
+        };
         Ok(Self {
-            device,
+            device: GpuDevice::new(device, memory_limits),
             queue,
             kernels,
             limits,
-            adapter: AdapterSummary::new(&info),
+            adapter: AdapterSummary::new(&info, adapter.features()),
+            in_flight: if options.one_batch_in_flight { 1 } else { 2 },
+            subgroups,
             failure,
         })
     }
@@ -168,6 +222,20 @@ impl GpuContext {
             Some(f) => bail!("{f}"),
             None => Ok(()),
         }
+    }
+
+    /// Natively: the bytes the driver's allocator holds for the buffers we created (wgpu's
+    /// own internal buffers excluded), after freeing what was dropped — an independent count
+    /// to compare [`super::GpuMemory`] with. `None` where the backend gives no report.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn allocated_buffer_bytes(&self) -> Option<(u64, usize)> {
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+        let report = self.device.generate_allocator_report()?;
+        let ours = report
+            .allocations
+            .iter()
+            .filter(|a| !a.name.starts_with("(wgpu internal)"));
+        Some(ours.fold((0, 0), |(bytes, n), a| (bytes + a.size, n + 1)))
     }
 
     /// Marks the device as lost, as the device-lost callback does (tests of the fallback).

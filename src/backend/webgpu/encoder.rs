@@ -8,12 +8,13 @@ use anyhow::{ensure, Result};
 use candle_core::quantized::QMatMul;
 use candle_core::{Device, Tensor};
 
-use super::buffers::{read_f32, ErrorScopes};
+use super::buffers::{read_f32, ErrorScopes, GpuMemory, Held};
 use super::context::GpuContext;
 use super::graph::Graph;
 use super::kernels::Shape;
 use super::weights::GpuWeights;
-use crate::model::{ModelFile, TokenBatch};
+use crate::error::{coded, ErrorCode};
+use crate::model::{Batching, ModelFile, TokenBatch};
 
 /// A BERT-family encoder (all-MiniLM-L6-v2, all-mpnet-base-v2 and the like) on a WebGPU device.
 pub struct GpuBert {
@@ -22,10 +23,25 @@ pub struct GpuBert {
     /// the CPU backend does) and uploaded; the table itself never occupies GPU memory.
     words: QMatMul,
     weights: GpuWeights,
-    graph: RefCell<Option<Graph>>,
+    /// Two graphs, so that two batches are in flight: batch i+1 is written, recorded and
+    /// submitted into one while batch i is read back from the other.
+    slots: [RefCell<Option<Slot>>; 2],
     busy: Cell<bool>,
     /// Largest token count per submit (the biggest activation must fit one binding).
     max_rows: usize,
+}
+
+/// A graph and the GPU memory its buffers hold (given back when it is replaced).
+struct Slot {
+    graph: Graph,
+    _memory: Held,
+}
+
+/// A submitted batch: where its `len` pooled values will be, once submission `index` is done.
+struct Pending {
+    readback: wgpu::Buffer,
+    len: usize,
+    index: wgpu::SubmissionIndex,
 }
 
 /// Why a GPU batch failed: `Busy` is a caller error (another batch is in flight), `Gpu` is
@@ -51,9 +67,15 @@ impl std::fmt::Display for EncodeError {
 impl std::error::Error for EncodeError {}
 
 impl GpuBert {
-    /// Uploads the encoder's weights (f32, or the file's q8_0 / q4_0 blocks) to `ctx`'s device.
+    /// Uploads the encoder's weights (f32, or the file's q8_0 / q4_0 blocks) to `ctx`'s device,
+    /// after checking that they and the buffers of two full batches fit the adapter (else a
+    /// coded out-of-memory error quoting the figures, before anything is uploaded).
     pub async fn new(ctx: GpuContext, file: &ModelFile, words: QMatMul) -> Result<Self> {
+        let what = format!("the model '{}'", file.info.name);
+        let planned = ctx.device.plan(|| GpuWeights::upload(&ctx, file)).await?;
+        ctx.device.check_fits(&what, &planned)?;
         let weights = GpuWeights::upload(&ctx, file).await?;
+        debug_assert_eq!(ctx.device.memory().weights, planned.weights);
         // The widest activation is [rows, max(3·hidden, intermediate)] f32.
         let widest = (3 * weights.dims.hidden).max(weights.dims.inter) as u64 * 4;
         let max_binding = ctx
@@ -61,19 +83,57 @@ impl GpuBert {
             .max_storage_buffer_binding_size
             .min(ctx.limits.max_buffer_size);
         let max_rows = (max_binding / widest) as usize;
-        ensure!(
-            max_rows >= file.info.max_seq_length,
-            "the GPU's buffers are too small for one {}-token sentence",
-            file.info.max_seq_length
-        );
-        Ok(Self {
+        if max_rows < file.info.max_seq_length {
+            return Err(coded(
+                ErrorCode::OutOfMemory,
+                format!(
+                    "{what} does not fit this GPU: one {}-token sentence needs a {:.1} MB \
+                     activation buffer, the adapter allows {:.1} MB per buffer",
+                    file.info.max_seq_length,
+                    (widest * file.info.max_seq_length as u64) as f64 / 1e6,
+                    max_binding as f64 / 1e6
+                ),
+            ));
+        }
+        let this = Self {
             ctx,
             words,
             weights,
-            graph: RefCell::new(None),
+            slots: Default::default(),
             busy: Cell::new(false),
             max_rows,
-        })
+        };
+        // Two graphs for the largest batch the embedder forms must fit beside the weights.
+        let batching = Batching::for_model(&file.info);
+        let (rows, batch) = this.graph_size(batching.max_tokens, batching.max_sentences);
+        let full = format!("{what} with two batches of {batch} sentences ({rows} tokens)");
+        let one = this
+            .ctx
+            .device
+            .plan(|| async { Ok(Graph::encoder(&this.ctx, &this.weights, rows, batch)) })
+            .await?;
+        let mut two = one;
+        two.add_all(&one);
+        this.ctx.device.check_fits(&full, &two)?;
+        Ok(this)
+    }
+
+    /// GPU memory held now: the weights, and the graphs of the batches run so far.
+    pub fn memory(&self) -> GpuMemory {
+        self.ctx.device.memory()
+    }
+
+    /// The device (the memory test compares the driver's allocations with [`Self::memory`]).
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// The buffer sizes a graph is built with for `rows` tokens and `batch` sentences.
+    fn graph_size(&self, rows: usize, batch: usize) -> (usize, usize) {
+        (
+            rows.next_power_of_two().min(self.max_rows).max(rows),
+            batch.next_power_of_two(),
+        )
     }
 
     /// Pooled, L2-normalised embeddings of a padded batch. Batches with more tokens than one
@@ -82,41 +142,75 @@ impl GpuBert {
         &self,
         batch: &TokenBatch,
     ) -> std::result::Result<Vec<Vec<f32>>, EncodeError> {
+        let mut out = self.encode_many_async(std::slice::from_ref(batch)).await?;
+        Ok(out.pop().unwrap_or_default())
+    }
+
+    /// [`Self::encode_async`] for several batches, two in flight.
+    pub async fn encode_many_async(
+        &self,
+        batches: &[TokenBatch],
+    ) -> std::result::Result<Vec<Vec<Vec<f32>>>, EncodeError> {
         if self.busy.replace(true) {
             return Err(EncodeError::Busy);
         }
-        let result = self.encode_all(batch).await.map_err(EncodeError::Gpu);
+        let result = self.encode_all(batches).await.map_err(EncodeError::Gpu);
         self.busy.set(false);
         result
     }
 
-    async fn encode_all(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+    async fn encode_all(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
         self.ctx.check()?;
-        let t = batch.seq_len;
-        if batch.batch == 0 || t == 0 {
-            return Ok(vec![vec![0.0; self.weights.dims.hidden]; batch.batch]);
+        // Each batch as submits of at most `max_rows` tokens: (batch index, part).
+        let mut parts = Vec::new();
+        let mut out: Vec<Vec<Vec<f32>>> = Vec::with_capacity(batches.len());
+        for (i, batch) in batches.iter().enumerate() {
+            let t = batch.seq_len;
+            out.push(Vec::with_capacity(batch.batch));
+            if batch.batch == 0 || t == 0 {
+                out[i] = vec![vec![0.0; self.weights.dims.hidden]; batch.batch];
+                continue;
+            }
+            ensure!(
+                t <= self.weights.dims.max_positions,
+                "a batch of {t} tokens exceeds the {} positions of the model",
+                self.weights.dims.max_positions
+            );
+            let rows_per_submit = (self.max_rows / t).max(1);
+            for start in (0..batch.batch).step_by(rows_per_submit) {
+                let end = (start + rows_per_submit).min(batch.batch);
+                let part = TokenBatch {
+                    ids: batch.ids[start * t..end * t].to_vec(),
+                    mask: batch.mask[start * t..end * t].to_vec(),
+                    batch: end - start,
+                    seq_len: t,
+                };
+                parts.push((i, part));
+            }
         }
-        ensure!(
-            t <= self.weights.dims.max_positions,
-            "a batch of {t} tokens exceeds the {} positions of the model",
-            self.weights.dims.max_positions
-        );
-        let rows_per_submit = (self.max_rows / t).max(1);
-        let mut out = Vec::with_capacity(batch.batch);
-        for start in (0..batch.batch).step_by(rows_per_submit) {
-            let end = (start + rows_per_submit).min(batch.batch);
-            let part = TokenBatch {
-                ids: batch.ids[start * t..end * t].to_vec(),
-                mask: batch.mask[start * t..end * t].to_vec(),
-                batch: end - start,
-                seq_len: t,
-            };
-            out.extend(self.encode_one(&part).await?);
+        // Part k goes to slot k % 2; it is submitted before part k - 1 is read back, and
+        // slot k % 2 is free by then (part k - 2 was read back).
+        let hidden = self.weights.dims.hidden;
+        let mut in_flight: Option<(usize, Pending)> = None;
+        for (k, (i, part)) in parts.iter().enumerate() {
+            let pending = self.submit(k % 2, part).await?;
+            if let Some((j, previous)) = in_flight.replace((*i, pending)) {
+                out[j].extend(self.read(previous, hidden).await?);
+            }
+            if self.ctx.in_flight == 1 {
+                let (j, this) = in_flight.take().expect("just submitted");
+                out[j].extend(self.read(this, hidden).await?);
+            }
+        }
+        if let Some((j, last)) = in_flight {
+            out[j].extend(self.read(last, hidden).await?);
         }
         Ok(out)
     }
 
-    async fn encode_one(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+    /// Gathers a part's word rows, writes its inputs and records and submits it into
+    /// `slot`'s graph (built or grown first when it does not fit).
+    async fn submit(&self, slot: usize, batch: &TokenBatch) -> Result<Pending> {
         let shape = Shape::batch(batch.batch, batch.seq_len);
         let (b, m) = (shape.batch, shape.rows);
         // The word rows, gathered on the CPU from the (possibly quantized) table.
@@ -127,30 +221,64 @@ impl GpuBert {
             .flatten_all()?
             .to_vec1::<f32>()?;
 
+        // A bigger graph than the one planned at load (a larger batch size was asked for):
+        // refused with the figures when it would not fit, before it is allocated.
+        let grow = {
+            let cell = self.slots[slot].borrow();
+            cell.as_ref()
+                .is_none_or(|s| s.graph.rows < m || s.graph.batch < b)
+                .then(|| {
+                    let held = cell.as_ref().map_or(0, |s| s.graph.batch);
+                    (self.graph_size(m, b).0, b.next_power_of_two().max(held))
+                })
+        };
+        if let Some((rows, batch_cap)) = grow {
+            // The old graph's buffers are given back first (nothing of it is in flight).
+            *self.slots[slot].borrow_mut() = None;
+            let device = &self.ctx.device;
+            let need = device
+                .plan(|| async { Ok(Graph::encoder(&self.ctx, &self.weights, rows, batch_cap)) })
+                .await?;
+            let what = format!("a batch of {batch_cap} sentences ({rows} tokens)");
+            device.check_fits(&what, &need)?;
+        }
         let scopes = ErrorScopes::open(&self.ctx.device);
         // The graph is borrowed only while recording (never across an await).
-        let readback = {
-            let mut graph = self.graph.borrow_mut();
-            if graph.as_ref().is_none_or(|g| g.rows < m || g.batch < b) {
-                let rows = m.next_power_of_two().min(self.max_rows).max(m);
-                let batch_cap = b
-                    .next_power_of_two()
-                    .max(graph.as_ref().map_or(0, |g| g.batch));
-                *graph = Some(Graph::encoder(&self.ctx, &self.weights, rows, batch_cap));
+        let (readback, index) = {
+            let mut cell = self.slots[slot].borrow_mut();
+            if let Some((rows, batch_cap)) = grow {
+                let device = &self.ctx.device;
+                let before = device.memory();
+                let graph = Graph::encoder(&self.ctx, &self.weights, rows, batch_cap);
+                let _memory = device.hold(device.memory().since(&before));
+                *cell = Some(Slot { graph, _memory });
             }
-            let g = graph.as_ref().expect("the graph was just built");
+            let g = &cell.as_ref().expect("the graph was just built").graph;
             g.submit(&self.ctx, shape, &words, &batch.mask)
         };
         scopes.close("encoding a batch").await?;
-        let hidden = self.weights.dims.hidden;
-        let flat = read_f32(&self.ctx.device, &readback, b * hidden).await?;
+        Ok(Pending {
+            readback,
+            len: b * self.weights.dims.hidden,
+            index,
+        })
+    }
+
+    async fn read(&self, pending: Pending, hidden: usize) -> Result<Vec<Vec<f32>>> {
+        let flat = read_f32(
+            &self.ctx.device,
+            &pending.readback,
+            pending.len,
+            Some(pending.index),
+        )
+        .await?;
         self.ctx.check()?;
         Ok(flat.chunks(hidden).map(<[f32]>::to_vec).collect())
     }
 
     /// Bytes of the model's weights on the GPU (every buffer the upload created).
     pub fn weight_bytes(&self) -> u64 {
-        self.weights.bytes
+        self.ctx.device.memory().weights
     }
 
     /// Dispatches per batch: embeddings (2), 7 per layer, pooling (1).

@@ -125,14 +125,14 @@ impl Graph {
 
     /// Writes a batch of `shape` (its word rows `[rows, hidden]` and mask), records the steps
     /// and the copy of the pooled output, submits, and returns the buffer to read
-    /// `batch × width` values from once the GPU is done.
+    /// `batch × width` values from once the GPU is done with the returned submission.
     pub fn submit(
         &self,
         ctx: &GpuContext,
         shape: Shape,
         words: &[f32],
         mask: &[u32],
-    ) -> wgpu::Buffer {
+    ) -> (wgpu::Buffer, wgpu::SubmissionIndex) {
         let q = &ctx.queue;
         q.write_buffer(
             &self.params,
@@ -149,8 +149,8 @@ impl Graph {
         record(&mut encoder, &ctx.kernels, &self.steps, shape);
         let out_bytes = (shape.batch * self.width * 4) as u64;
         encoder.copy_buffer_to_buffer(&self.pooled, 0, &self.readback, 0, out_bytes);
-        q.submit([encoder.finish()]);
-        self.readback.clone()
+        let index = q.submit([encoder.finish()]);
+        (self.readback.clone(), index)
     }
 }
 

@@ -22,6 +22,15 @@ const LAYERNORM: &str = include_str!("wgsl/layernorm.wgsl");
 const ATTENTION: &str = include_str!("wgsl/attention.wgsl");
 const POOLING: &str = include_str!("wgsl/pooling.wgsl");
 const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
+const REDUCE: &str = include_str!("wgsl/reduce.wgsl");
+const REDUCE_SUBGROUP: &str = include_str!("wgsl/reduce_subgroup.wgsl");
+/// The directive a module using subgroup operations starts with: the browser's WGSL requires
+/// it; naga (natively) gates them by the device feature instead and rejects the directive.
+const ENABLE_SUBGROUPS: &str = if cfg!(target_arch = "wasm32") {
+    "enable subgroups;\n"
+} else {
+    ""
+};
 
 /// Output tile of the matmul kernel (rows and columns per workgroup).
 const MATMUL_TILE: u32 = 64;
@@ -84,7 +93,9 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    pub fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the kernels; `subgroups`: the device has the `subgroups` feature, and the
+    /// reductions (LayerNorm, pooling) use it.
+    pub fn new(device: &wgpu::Device, subgroups: bool) -> Self {
         let module = |label: &str, parts: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -102,7 +113,7 @@ impl Kernels {
             })
         };
         let [layer_norm, attention, pooling, elementwise] =
-            sources().map(|(label, parts)| module(label, &parts));
+            sources(subgroups).map(|(label, parts)| module(label, &parts));
         Self {
             matmul: matmul_sources()
                 .map(|(label, parts)| pipeline(label, &module(label, &parts), "main")),
@@ -138,12 +149,24 @@ fn matmul_sources() -> [(&'static str, Vec<&'static str>); 3] {
     })
 }
 
-/// Each other shader module's label and source parts: its parameter struct, then the WGSL files.
-fn sources() -> [(&'static str, Vec<&'static str>); 4] {
+/// Each other shader module's label and source parts: its parameter struct, then the WGSL
+/// files (the reductions' `reduce_sum` with or without subgroups).
+fn sources(subgroups: bool) -> [(&'static str, Vec<&'static str>); 4] {
+    let (enable, reduce) = if subgroups {
+        (ENABLE_SUBGROUPS, REDUCE_SUBGROUP)
+    } else {
+        ("", REDUCE)
+    };
     [
-        ("layer_norm", vec![LayerNormParams::WGSL, LAYERNORM]),
+        (
+            "layer_norm",
+            vec![enable, LayerNormParams::WGSL, LAYERNORM, reduce],
+        ),
         ("attention", vec![AttentionParams::WGSL, ATTENTION]),
-        ("pooling", vec![PoolingParams::WGSL, POOLING]),
+        (
+            "pooling",
+            vec![enable, PoolingParams::WGSL, POOLING, reduce],
+        ),
         (
             "elementwise",
             vec![ElementwiseParams::WGSL, COMMON, ELEMENTWISE],
@@ -339,21 +362,28 @@ pub(crate) fn check_attention_shape(seq: usize, head_dim: usize) -> Result<()> {
 mod tests {
     use wgpu::naga;
 
-    /// Every module (generated `Params` included) parses and validates without a GPU, with no
-    /// optional feature: only `unpack2x16float` (the quantized weights' f16 scales), core WGSL
-    /// that naga lists as a capability (wgpu grants it on every WebGPU, Vulkan, Metal and DX12
-    /// device).
+    /// Every module (generated `Params` included) parses and validates without a GPU, with
+    /// and without subgroups (which need that capability). Every module may use
+    /// `unpack2x16float` (the quantized weights' f16 scales), core WGSL that naga lists as a
+    /// capability (wgpu grants it on every WebGPU, Vulkan, Metal and DX12 device).
     #[test]
     fn shaders_validate() {
-        for (label, parts) in super::sources().into_iter().chain(super::matmul_sources()) {
+        let core = naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32;
+        let with = core | naga::valid::Capabilities::SUBGROUP;
+        let sources = [(false, core), (true, with)]
+            .into_iter()
+            .flat_map(|(subgroups, caps)| super::sources(subgroups).map(|s| (s, caps)))
+            .chain(super::matmul_sources().map(|s| (s, core)));
+        for ((label, parts), capabilities) in sources {
             let module = naga::front::wgsl::parse_str(&parts.concat())
                 .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&parts.concat())));
-            naga::valid::Validator::new(
-                naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32,
-            )
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+            let mut validator =
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities);
+            validator.subgroup_stages(naga::valid::ShaderStages::COMPUTE);
+            validator.subgroup_operations(naga::valid::SubgroupOperationSet::all());
+            validator
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{label}: {e:?}"));
         }
     }
 }

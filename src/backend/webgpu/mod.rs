@@ -37,6 +37,16 @@
 //!   with them. Per batch the word rows, the mask and one buffer of parameter blocks (one
 //!   256-byte-aligned slot per dispatch, a single write) are written. Each kernel's parameters
 //!   are one `#[repr(C)]` struct ([`params`]) from which its WGSL `Params` is generated.
+//! * **Memory** ([`GpuMemory`]). Every buffer is created through `buffers.rs`, which counts
+//!   its bytes by use (weights, activations, params, readback) for `backend_status`. At load
+//!   the weights and two full-batch graphs are first built as a *plan* (same code, placeholder
+//!   buffers) and refused with the figures (`out-of-memory`) when the largest buffer exceeds
+//!   the adapter's limits or the total exceeds `GpuOptions::memory_budget`.
+//! * **Two batches in flight.** Two graphs: batch i+1 is written, recorded and submitted into
+//!   one before batch i is read back from the other (`EncoderBackend::encode_many`).
+//! * **Optional features.** `subgroups`, when the adapter has it, for the LayerNorm and
+//!   pooling reductions (`wgsl/reduce_subgroup.wgsl`; `GpuOptions::plain_kernels` keeps
+//!   `wgsl/reduce.wgsl`).
 //! * **Async.** Readback is asynchronous by nature ([`GpuBert::encode_async`]), while
 //!   [`EncoderBackend::encode`] is synchronous. The smallest clean bridge: the GPU encoder's
 //!   own API is `async`; natively the future is driven by `pollster` and the readback waits in
@@ -69,12 +79,15 @@ use anyhow::{bail, Result};
 use candle_core::quantized::QMatMul;
 use serde::Serialize;
 
+pub use buffers::GpuMemory;
 pub use context::{AdapterSummary, GpuContext, GpuOptions};
 pub use encoder::{EncodeError, GpuBert};
 
 use super::{cpu, BackendKind, BackendStatus, GpuFallback, MatmulMode};
 use crate::error::{coded, with_code, ErrorCode};
-use crate::model::{Embedder, EncodeFuture, EncoderBackend, ModelFile, TokenBatch};
+use crate::model::{
+    Embedder, EncodeFuture, EncodeManyFuture, EncoderBackend, ModelFile, TokenBatch,
+};
 
 /// The adapter as [`BackendStatus`] reports it: wgpu's summary (its fields serialize at the
 /// top level) and, in the browser, the browser's own `GPUAdapterInfo` — there wgpu gets no
@@ -153,6 +166,10 @@ impl GpuWithCpuFallback {
         let gpu = match gpu {
             Ok(g) => {
                 status.active = BackendKind::WebGpu.as_str().into();
+                status.notices.push(format!(
+                    "GPU memory: {:.1} MB of weights uploaded",
+                    g.memory().weights as f64 / 1e6
+                ));
                 #[cfg(target_arch = "wasm32")]
                 if let Some(adapter) = status.adapter.as_mut() {
                     adapter.browser_info = browser::adapter_info().await;
@@ -187,8 +204,11 @@ impl GpuWithCpuFallback {
         Ok(this)
     }
 
+    /// The status, with the GPU memory held now.
     pub fn status(&self) -> BackendStatus {
-        self.status.borrow().clone()
+        let mut status = self.status.borrow().clone();
+        status.gpu_memory = self.gpu().map(|g| g.memory());
+        status
     }
 
     /// "webgpu" while the GPU runs, "cpu" after a fallback.
@@ -238,11 +258,11 @@ impl GpuWithCpuFallback {
         }
     }
 
-    /// One batch: on the GPU while it works; a GPU failure switches to the CPU and redoes
-    /// the batch there.
-    pub async fn encode_batch(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+    /// Batches in order: on the GPU while it works (two in flight); a GPU failure switches to
+    /// the CPU and redoes these batches there.
+    pub async fn encode_batches(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
         if let Some(gpu) = self.gpu() {
-            match gpu.encode_async(batch).await {
+            match gpu.encode_many_async(batches).await {
                 Ok(v) => return Ok(v),
                 Err(EncodeError::Busy) => bail!("{}", EncodeError::Busy),
                 Err(EncodeError::Gpu(e)) => self.fall_back(format!(
@@ -250,7 +270,13 @@ impl GpuWithCpuFallback {
                 )),
             }
         }
-        self.cpu()?.encode(batch)
+        self.cpu()?.encode_many(batches)
+    }
+
+    /// One batch, as [`Self::encode_batches`].
+    pub async fn encode_batch(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        let mut out = self.encode_batches(std::slice::from_ref(batch)).await?;
+        Ok(out.pop().unwrap_or_default())
     }
 }
 
@@ -276,6 +302,21 @@ impl EncoderBackend for Rc<GpuWithCpuFallback> {
 
     fn encode_async<'a>(&'a self, batch: &'a TokenBatch) -> EncodeFuture<'a> {
         Box::pin(self.encode_batch(batch))
+    }
+
+    fn encode_many(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            pollster::block_on(self.encode_batches(batches))
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            batches.iter().map(|b| self.encode(b)).collect()
+        }
+    }
+
+    fn encode_many_async<'a>(&'a self, batches: &'a [TokenBatch]) -> EncodeManyFuture<'a> {
+        Box::pin(self.encode_batches(batches))
     }
 
     fn name(&self) -> &'static str {

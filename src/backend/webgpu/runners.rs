@@ -39,7 +39,7 @@ impl GpuContext {
         encoder.copy_buffer_to_buffer(output, 0, &readback, 0, (output_len.max(1) * 4) as u64);
         self.queue.submit([encoder.finish()]);
         scopes.close("in a kernel run").await?;
-        read_f32(d, &readback, output_len).await
+        read_f32(d, &readback, output_len, None).await
     }
 
     /// `act(x·wᵀ + bias) (+ residual)`: x `[m, k]`, w `[n, k]`, bias `[n]`, residual `[m, n]`.

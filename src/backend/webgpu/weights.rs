@@ -4,13 +4,11 @@
 //! only reads them. Linear weights stay as the file stores them: f32, or q8_0 / q4_0 blocks
 //! that the matmul kernel dequantizes (f16 files are widened to f32).
 
-use std::cell::Cell;
-
 use anyhow::{ensure, Context as _, Result};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
 
-use super::buffers::{upload_bytes, upload_f32, ErrorScopes};
+use super::buffers::{upload_bytes, upload_f32, ErrorScopes, GpuDevice};
 use super::context::GpuContext;
 use super::kernels::{check_attention_shape, WeightFormat, ATTENTION_MAX_SEQ};
 use crate::backend::cpu::{relative_bias_by_distance, relative_buckets};
@@ -64,8 +62,6 @@ pub(crate) struct GpuWeights {
     /// MPNet's relative-position bias per head and distance, `[heads, 2·ATTENTION_MAX_SEQ − 1]`.
     pub relative_bias: Option<wgpu::Buffer>,
     pub pooling: Pooling,
-    /// Bytes of all the buffers above: the model's GPU memory before any batch.
-    pub bytes: u64,
 }
 
 impl GpuWeights {
@@ -87,7 +83,6 @@ impl GpuWeights {
         let host = Host {
             file,
             device: &ctx.device,
-            bytes: Cell::new(0),
         };
         let weights = if architecture == "mpnet" {
             host.mpnet()
@@ -102,11 +97,11 @@ impl GpuWeights {
     }
 }
 
-/// Reads tensors of a model file on the host and uploads them, counting the bytes.
+/// Reads tensors of a model file on the host and uploads them (the device's ledger counts
+/// the bytes).
 struct Host<'a> {
     file: &'a ModelFile,
-    device: &'a wgpu::Device,
-    bytes: Cell<u64>,
+    device: &'a GpuDevice,
 }
 
 impl Host<'_> {
@@ -188,17 +183,11 @@ impl Host<'_> {
             layers,
             relative_bias,
             pooling: self.file.info.pooling_mode(),
-            bytes: self.bytes.get(),
         })
     }
 
     fn upload_f32(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
-        self.counted(upload_f32(self.device, label, data))
-    }
-
-    fn counted(&self, buffer: wgpu::Buffer) -> wgpu::Buffer {
-        self.bytes.set(self.bytes.get() + buffer.size());
-        buffer
+        upload_f32(self.device, label, data)
     }
 
     fn tensor(&self, name: &str) -> Result<Tensor> {
@@ -254,7 +243,7 @@ impl Host<'_> {
             bias.extend(self.vec(&names::bias(prefix))?);
         }
         Ok(Linear {
-            w: self.counted(upload_bytes(self.device, label, bytes)),
+            w: upload_bytes(self.device, label, bytes),
             format,
             b: self.upload_f32(label, &bias),
         })

@@ -11,21 +11,7 @@
 @group(0) @binding(3) var<storage, read_write> pooled: array<f32>;
 
 const WG: u32 = 128u;
-var<workgroup> red: array<f32, WG>;
-
-fn reduce_sum(lid: u32, v: f32) -> f32 {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
-    workgroupBarrier();
-    return total;
-}
+// `reduce_sum(lid, v)`: the workgroup's sum, from reduce.wgsl or reduce_subgroup.wgsl.
 
 // Component c of batch row b's pooled vector (`count`: the tokens the mask keeps).
 fn pool(b: u32, c: u32, count: f32) -> f32 {

@@ -1,0 +1,192 @@
+//! GPU memory natively on lavapipe: the figure `backend_status` reports is the bytes of the
+//! buffers created (checked against the driver allocator's own count), and a model that
+//! would not fit the adapter's buffer limits or the memory budget is refused at load with
+//! the figures (`auto`: the CPU runs it and says why); two batches in flight give exactly the
+//! embeddings of one at a time. No adapter is a FAILURE, not a skip.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use sr_bench::backend::webgpu::{self, GpuOptions};
+use sr_bench::backend::BackendKind;
+use sr_bench::error::{code_of, ErrorCode};
+
+const MODEL: &str = "all-MiniLM-L6-v2";
+
+fn load(
+    dtype: &str,
+    kind: BackendKind,
+    options: &GpuOptions,
+) -> anyhow::Result<(
+    sr_bench::model::Embedder,
+    std::rc::Rc<webgpu::GpuWithCpuFallback>,
+)> {
+    pollster::block_on(webgpu::load_embedder_async(
+        common::model_bytes(MODEL, dtype),
+        kind,
+        options,
+    ))
+}
+
+#[test]
+fn reported_memory_is_the_bytes_of_the_buffers_created() {
+    for dtype in ["f32", "q8_0", "q4_0"] {
+        let (embedder, auto) = load(dtype, BackendKind::WebGpu, &GpuOptions::default())
+            .unwrap_or_else(|e| panic!("the GPU backend must load (lavapipe): {e:#}"));
+        let gpu = auto.gpu().expect("on the GPU");
+        let at_load = auto.status().gpu_memory.expect("a GPU memory figure");
+        assert_eq!(
+            at_load.total, at_load.weights,
+            "only weights before a batch"
+        );
+        let fixture = common::fixture(MODEL);
+        let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+        embedder.embed(&texts).unwrap();
+        let after = auto.status().gpu_memory.unwrap();
+        assert_eq!(after.weights, at_load.weights);
+        assert!(after.activations > 0 && after.params > 0 && after.readback > 0);
+        assert_eq!(
+            after.total,
+            after.weights + after.activations + after.params + after.readback
+        );
+        // The driver's allocator counts the same buffers, each rounded up to its alignment.
+        let (driver, count) = gpu
+            .context()
+            .allocated_buffer_bytes()
+            .expect("Vulkan gives an allocator report");
+        println!(
+            "{MODEL} {dtype}: at load {at_load:?}; after {} texts {after:?}; driver: {driver} \
+             bytes in {count} buffers",
+            texts.len()
+        );
+        assert_eq!(
+            count as u64, after.buffers,
+            "one allocation per buffer created"
+        );
+        assert!(
+            driver >= after.total && driver - after.total <= 256 * after.buffers,
+            "driver {driver} bytes vs reported {}",
+            after.total
+        );
+    }
+}
+
+#[test]
+fn a_model_over_the_buffer_limit_is_refused_at_load_with_the_figures() {
+    // MiniLM's largest weight (the FFN, 1536×384 f32) takes 2.36 MB.
+    let options = GpuOptions {
+        max_buffer_bytes: Some(2_000_000),
+        ..Default::default()
+    };
+    let err = load("f32", BackendKind::WebGpu, &options)
+        .err()
+        .expect("the model must be refused");
+    let message = format!("{err:#}");
+    println!("webgpu, 2 MB buffers: {message}");
+    assert_eq!(code_of(&err), ErrorCode::OutOfMemory, "{message}");
+    assert!(
+        message.contains("largest buffer takes 2.4 MB")
+            && message.contains("allows 2.0 MB per buffer"),
+        "{message}"
+    );
+    // `auto` runs it on the CPU and says why.
+    let (embedder, auto) = load("f32", BackendKind::Auto, &options).unwrap();
+    let status = auto.status();
+    assert_eq!(status.active, "cpu");
+    assert!(status.gpu_memory.is_none());
+    let reason = status.fallback_reason.unwrap();
+    assert!(
+        reason.contains("does not fit this GPU") && reason.contains("running on the CPU"),
+        "{reason}"
+    );
+    assert_eq!(
+        embedder.embed(&["Tom likes Taylor Swift."]).unwrap().len(),
+        1
+    );
+}
+
+#[test]
+fn a_model_over_the_memory_budget_is_refused_at_load_with_the_figures() {
+    let (_, auto) = load("q8_0", BackendKind::WebGpu, &GpuOptions::default()).unwrap();
+    let weights = auto.status().gpu_memory.unwrap().weights;
+    // Less than the weights: refused before any upload.
+    let options = GpuOptions {
+        memory_budget: Some(weights - 1),
+        ..Default::default()
+    };
+    let err = load("q8_0", BackendKind::WebGpu, &options).err().unwrap();
+    let message = format!("{err:#}");
+    println!("budget below the weights: {message}");
+    assert_eq!(code_of(&err), ErrorCode::OutOfMemory);
+    assert!(
+        message.contains(&format!("it needs {:.1} MB", weights as f64 / 1e6))
+            && message.contains("GPU memory budget"),
+        "{message}"
+    );
+    // The weights fit, two full batches beside them do not: refused at load too.
+    let options = GpuOptions {
+        memory_budget: Some(weights + 1_000_000),
+        ..Default::default()
+    };
+    let err = load("q8_0", BackendKind::WebGpu, &options).err().unwrap();
+    let message = format!("{err:#}");
+    println!("budget below two batches: {message}");
+    assert_eq!(code_of(&err), ErrorCode::OutOfMemory);
+    assert!(message.contains("two batches of 32 sentences"), "{message}");
+    // Loaded within the budget, a batch larger than the load planned for (512 short sentences,
+    // the 2,048-token bound) is refused when its graph would cross it: that batch is redone on
+    // the CPU, with the reason.
+    let two_graphs = message
+        .split("it needs ")
+        .nth(1)
+        .and_then(|m| m.split(" MB").next())
+        .and_then(|mb| mb.parse::<f64>().ok())
+        .expect("the figure");
+    let options = GpuOptions {
+        memory_budget: Some(weights + (two_graphs * 1e6) as u64 + 200_000),
+        ..Default::default()
+    };
+    let (mut embedder, auto) = load("q8_0", BackendKind::Auto, &options).unwrap();
+    assert_eq!(auto.status().active, "webgpu");
+    embedder.set_batch_size(1024);
+    let texts: Vec<String> = (0..600).map(|i| format!("Sentence number {i}.")).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    assert_eq!(embedder.embed(&refs).unwrap().len(), 600);
+    let status = auto.status();
+    println!("a batch over the budget: {:?}", status.fallback_reason);
+    assert_eq!(status.active, "cpu");
+    assert!(status
+        .fallback_reason
+        .is_some_and(|r| r.contains("a batch of 512 sentences (2048 tokens)")
+            && r.contains("GPU memory budget")));
+}
+
+#[test]
+fn two_batches_in_flight_give_the_embeddings_of_one_at_a_time() {
+    let fixture = common::fixture(MODEL);
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let run = |one_batch_in_flight: bool| {
+        let options = GpuOptions {
+            one_batch_in_flight,
+            ..Default::default()
+        };
+        let (mut embedder, auto) = load("q8_0", BackendKind::WebGpu, &options).unwrap();
+        // 10 batches of 4 (the shortest texts first): each submitted before the previous
+        // one is read back. (Figures: `bench/gpu.sh`; here the point is equality.)
+        embedder.set_batch_size(4);
+        embedder.embed(&texts[..8]).unwrap(); // graphs built, kernels warm
+        let start = std::time::Instant::now();
+        let vectors = embedder.embed(&texts[..40]).unwrap();
+        let seconds = start.elapsed().as_secs_f64();
+        assert_eq!(auto.status().active, "webgpu");
+        (vectors, seconds)
+    };
+    let (one, one_s) = run(true);
+    let (two, two_s) = run(false);
+    println!(
+        "40 texts, batches of 4: one in flight {one_s:.2} s, two in flight {two_s:.2} s \
+         ({:+.1}%)",
+        (one_s / two_s - 1.0) * 100.0
+    );
+    assert_eq!(one, two, "the overlap must not change a single value");
+}
