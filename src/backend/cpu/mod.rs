@@ -9,6 +9,7 @@ mod mpnet;
 pub mod peak;
 mod pooling;
 pub mod qgemm;
+pub mod qgemm_relaxed;
 mod weights;
 
 use std::sync::Arc;
