@@ -4,11 +4,11 @@
 //! operand pair the kernel feeds it (a: all of −128..127, b: all of 0..127), and that the kernel
 //! end to end equals its portable reference bit for bit and the f64 check's bound.
 //!
-//! Run with the relaxed build's flags and `SR_BENCH_EXPECT_RELAXED=1`:
-//! `SR_BENCH_EXPECT_RELAXED=1 RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd"
-//! wasm-pack test --headless --chrome --release --test browser_relaxed_kernels`. Built without
-//! relaxed SIMD (the plain suite) it checks that the page's integer kernel is the 16-bit one; with
-//! `SR_BENCH_EXPECT_RELAXED=1` but without the feature it does not build.
+//! Run with the relaxed build's flags and `SR_BENCH_CPU_BUILD=relaxed-simd` (as build.sh's second
+//! browser run sets it): `SR_BENCH_CPU_BUILD=relaxed-simd RUSTFLAGS="-C
+//! target-feature=+simd128,+relaxed-simd" wasm-pack test --headless --chrome --release --test
+//! browser_relaxed_kernels`. In the plain suite (no variable) it checks that the page's integer
+//! kernel is the 16-bit one; with the variable but without the flags it fails.
 #![cfg(target_arch = "wasm32")]
 
 use sr_bench::backend::cpu::qgemm::{IntegerProduct, QuantPackedWeight};
@@ -16,11 +16,21 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const _: () = assert!(
-    option_env!("SR_BENCH_EXPECT_RELAXED").is_none() || cfg!(target_feature = "relaxed-simd"),
-    "SR_BENCH_EXPECT_RELAXED is set but this build has no relaxed SIMD: \
-     RUSTFLAGS=\"-C target-feature=+simd128,+relaxed-simd\""
-);
+/// The build this binary was compiled as is the one its runner meant (not a vacuous pass of the
+/// plain checks when the relaxed flags were forgotten).
+#[wasm_bindgen_test]
+fn built_with_the_cpu_build_it_was_meant_for() {
+    let want = option_env!("SR_BENCH_CPU_BUILD").unwrap_or("simd128");
+    let have = if cfg!(target_feature = "relaxed-simd") {
+        "relaxed-simd"
+    } else {
+        "simd128"
+    };
+    assert_eq!(
+        have, want,
+        "compiled without the RUSTFLAGS of the {want} build (-C target-feature=+simd128,+relaxed-simd)"
+    );
+}
 
 /// The plain build: the page multiplies with the 16-bit kernel and has no relaxed-dot peak.
 #[cfg(not(target_feature = "relaxed-simd"))]
