@@ -4,7 +4,8 @@
 //! operand pair the kernel feeds it (a: all of −128..127, b: all of 0..127), and that the kernel
 //! end to end equals its portable reference bit for bit and the f64 check's bound.
 //!
-//! Run with the relaxed build's flags and `SR_BENCH_CPU_BUILD=relaxed-simd` (as build.sh's second
+//! The page does not use this kernel (measured slower, see src/backend/cpu/qgemm.rs); these tests
+//! keep the measured alternative correct. Run with the relaxed build's flags and `SR_BENCH_CPU_BUILD=relaxed-simd` (as build.sh's second
 //! browser run sets it): `SR_BENCH_CPU_BUILD=relaxed-simd RUSTFLAGS="-C
 //! target-feature=+simd128,+relaxed-simd" wasm-pack test --headless --chrome --release --test
 //! browser_relaxed_kernels`. In the plain suite (no variable) it checks that the page's integer
@@ -32,13 +33,17 @@ fn built_with_the_cpu_build_it_was_meant_for() {
     );
 }
 
-/// The plain build: the page multiplies with the 16-bit kernel and has no relaxed-dot peak.
-#[cfg(not(target_feature = "relaxed-simd"))]
+/// Both builds: the page multiplies with the 16-bit kernel (the 14-bit one measured slower,
+/// src/backend/cpu/qgemm.rs); only the relaxed build has a relaxed-dot peak.
 #[wasm_bindgen_test]
-fn plain_build_runs_the_16_bit_kernel() {
+fn the_page_runs_the_16_bit_kernel_in_both_builds() {
     assert_eq!(QuantPackedWeight::ACTIVATION_MAX, 32767.0);
     let peaks = sr_bench::backend::cpu::peak::int_dot_gops(1000, js_sys::Date::now);
-    assert!(peaks[0].is_finite() && peaks[1].is_nan(), "{peaks:?}");
+    let relaxed = cfg!(target_feature = "relaxed-simd");
+    assert!(
+        peaks[0].is_finite() && peaks[1].is_finite() == relaxed,
+        "{peaks:?}"
+    );
 }
 
 #[cfg(target_feature = "relaxed-simd")]
@@ -68,13 +73,6 @@ mod relaxed {
 
     fn reference(a: [i8; 16], b: [u8; 16], c: [i32; 4]) -> [i32; 4] {
         std::array::from_fn(|i| c[i] + relaxed_dot_lane(&a[4 * i..], &b[4 * i..]))
-    }
-
-    #[wasm_bindgen_test]
-    fn relaxed_build_runs_the_14_bit_kernel() {
-        assert_eq!(QuantPackedWeight::ACTIVATION_MAX, 8191.0);
-        let peaks = sr_bench::backend::cpu::peak::int_dot_gops(1000, js_sys::Date::now);
-        assert!(peaks[1].is_finite(), "{peaks:?}");
     }
 
     /// Every (a, b) pair alone in a lane, in all four lanes at once (4ab: the x86 pairwise i16

@@ -9,8 +9,8 @@
 //!
 //! Overflow cannot happen: one block sums 32 products ≤ 127 · 32767 in i32 (≤ 1.4·10⁸).
 //!
-//! With relaxed SIMD (the `+relaxed-simd` build) [`QuantPackedWeight`] is the 14-bit kernel of
-//! `qgemm_relaxed.rs` instead; both share the tiling and the block decoding here.
+//! The 14-bit relaxed-SIMD kernel (`qgemm_relaxed.rs`, measured, not used by the page: see
+//! [`QuantPackedWeight`]) shares the tiling and the block decoding here.
 
 use anyhow::{bail, Result};
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -26,11 +26,11 @@ pub(super) const NR: usize = 8;
 /// stays in L2.
 const MC: usize = 16 * MR;
 
-/// The integer product the page runs: the 14-bit relaxed-SIMD kernel where the build has relaxed
-/// SIMD, else the 16-bit simd128 one.
-#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-pub type QuantPackedWeight = super::qgemm_relaxed::Relaxed14Weight;
-#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+/// The integer product the page runs, in both wasm builds: the 16-bit kernel. The 14-bit
+/// relaxed-SIMD kernel (`qgemm_relaxed.rs`) measured slower in Chromium on the AVX-VNNI machine
+/// it was built on (0.7–0.9× this kernel's GFLOP/s on MiniLM's shapes, `bench/kernels.mjs`): its
+/// two relaxed dots per 16 multiply-adds run no faster than one `dot_i16x8` + add per 8, and it
+/// keeps 2 fewer activation bits.
 pub type QuantPackedWeight = Int16PackedWeight;
 
 /// What the kernel checks need of an integer product (`kernel_check.rs`, for either kernel).

@@ -20,6 +20,13 @@
 //!
 //! [`portable_kernel`] is the same integer arithmetic lane by lane (used natively and as the
 //! reference the browser test compares the engine's relaxed dot against, bit for bit).
+//!
+//! Measured, not used by the page (`qgemm::QuantPackedWeight`): in Chromium 156 on an AMD EPYC
+//! with AVX-VNNI one relaxed dot (16 multiply-adds of 7-bit digits) issues at about the rate of
+//! one `dot_i16x8` + add pair (relaxed-dot peak ≈ 2.2× the i16 dot+add peak in multiply-adds/s),
+//! so two dots per 16 multiply-adds of 14-bit values have the 16-bit kernel's ceiling; this
+//! kernel ran at 0.7–0.9× of it on MiniLM's shapes. Only 8-bit activations (one dot) could double
+//! the rate, and those lost parity (min cosine 0.9976).
 
 use anyhow::Result;
 use candle_core::quantized::QTensor;
@@ -98,13 +105,12 @@ impl Relaxed14Weight {
         assert_eq!(x.len(), m * k, "input is not {m}×{k}");
         let blocks = k / BLOCK;
         let digits = Digits::with(x, k, split);
-        tiled_product(m, n, bias, |tile, panel, r0, rows| {
+        // Tiles start at multiples of MR: tile r0 / MR of the packed digits.
+        tiled_product(m, n, bias, |tile, panel, r0, _rows| {
             let rows = Rows {
-                hi: &digits.hi[r0 * k..],
-                lo: &digits.lo[r0 * k..],
-                x_scales: &digits.scales[r0 * blocks..],
+                digits: &digits.packed[r0 / MR * k * 2 * MR..][..k * 2 * MR],
+                x_scales: &digits.scales[r0 / MR * blocks * MR..][..blocks * MR],
                 k,
-                rows,
             };
             let per_block = panel * blocks * NR..(panel + 1) * blocks * NR;
             let panel_weight = Panel {
@@ -127,12 +133,15 @@ impl IntegerProduct for Relaxed14Weight {
     }
 }
 
-/// Every row's activations as two base-128 digits (`q + 8192 = hi·128 + lo`) and one f32 scale
-/// per block of 32 (`x ≈ q · scale`).
+/// The activations as two base-128 digits (`q + 8192 = hi·128 + lo`) and one f32 scale per block
+/// of 32 (`x ≈ q · scale`), packed per tile of [`MR`] rows so that the kernel reads one stream
+/// at fixed offsets (few pointers: x86 has few registers): per group of 4 depths, the MR rows'
+/// 4 hi digits, then their 4 lo digits; per block, the MR rows' scales. Rows past `m` in the last
+/// tile are zeros (computed, never copied out).
 pub struct Digits {
-    pub hi: Vec<u8>,
-    pub lo: Vec<u8>,
-    pub scales: Vec<f32>,
+    packed: Vec<u8>,
+    scales: Vec<f32>,
+    k: usize,
 }
 
 /// Writes one block's digits: `(values, 1 / scale, hi, lo)`.
@@ -145,23 +154,43 @@ impl Digits {
     }
 
     fn with(x: &[f32], k: usize, split: BlockSplitter) -> Self {
-        assert_eq!(x.len() % k, 0);
         assert_eq!(k % BLOCK, 0);
+        assert_eq!(x.len() % k, 0);
+        let (tiles, blocks) = ((x.len() / k).div_ceil(MR), k / BLOCK);
         let mut digits = Self {
-            hi: vec![0; x.len()],
-            lo: vec![0; x.len()],
-            scales: Vec::with_capacity(x.len() / BLOCK),
+            packed: vec![0; tiles * k * 2 * MR],
+            scales: vec![0.0; tiles * blocks * MR],
+            k,
         };
-        let blocks = x
-            .chunks_exact(BLOCK)
-            .zip(digits.hi.chunks_exact_mut(BLOCK))
-            .zip(digits.lo.chunks_exact_mut(BLOCK));
-        for ((values, hi), lo) in blocks {
-            let (scale, inverse) = block_scale(values, X_MAX);
-            split(values, inverse, hi, lo);
-            digits.scales.push(scale);
+        let (mut hi, mut lo) = ([0u8; BLOCK], [0u8; BLOCK]);
+        for (i, row) in x.chunks_exact(k).enumerate() {
+            for (b, values) in row.chunks_exact(BLOCK).enumerate() {
+                let (scale, inverse) = block_scale(values, X_MAX);
+                split(values, inverse, &mut hi, &mut lo);
+                digits.scales[(i / MR * blocks + b) * MR + i % MR] = scale;
+                for j in (0..BLOCK).step_by(GROUP) {
+                    let at = digits.at(i, b * BLOCK + j);
+                    digits.packed[at..at + GROUP].copy_from_slice(&hi[j..j + GROUP]);
+                    digits.packed[at + MR * GROUP..][..GROUP].copy_from_slice(&lo[j..j + GROUP]);
+                }
+            }
         }
         digits
+    }
+
+    /// Where row `i`'s hi digit at depth `kk` is (its lo digit: MR·GROUP further).
+    fn at(&self, i: usize, kk: usize) -> usize {
+        let (tile, r) = (i / MR, i % MR);
+        tile * self.k * 2 * MR + kk / GROUP * 2 * MR * GROUP + r * GROUP + kk % GROUP
+    }
+
+    /// Row `i`'s rounded activation at depth `kk`, rebuilt from its digits, and its block's scale.
+    pub fn value(&self, i: usize, kk: usize) -> (i32, f32) {
+        let at = self.at(i, kk);
+        let (hi, lo) = (self.packed[at], self.packed[at + MR * GROUP]);
+        assert!(hi <= 127 && lo <= 127, "digits {hi}, {lo} out of 0..127");
+        let scale = self.scales[(i / MR * (self.k / BLOCK) + kk / BLOCK) * MR + i % MR];
+        (hi as i32 * 128 + lo as i32 - OFFSET, scale)
     }
 }
 
@@ -204,13 +233,11 @@ fn split_block_portable(values: &[f32], inverse: f32, hi: &mut [u8], lo: &mut [u
     }
 }
 
-/// Up to [`MR`] consecutive rows of the digits with their block scales.
+/// One tile of [`MR`] rows: its packed digits and block scales ([`Digits`]).
 struct Rows<'a> {
-    hi: &'a [u8],
-    lo: &'a [u8],
+    digits: &'a [u8],
     x_scales: &'a [f32],
     k: usize,
-    rows: usize,
 }
 
 /// One panel's packed values, block scales and corrections.
@@ -228,32 +255,25 @@ fn micro_kernel(tile: &mut [[f32; NR]; MR], rows: &Rows, panel: &Panel) {
     portable_kernel(tile, rows, panel)
 }
 
-/// [`micro_kernel`] with relaxed SIMD. A partial tile (rows < MR) repeats its last row in the
-/// missing ones: the extra results are computed and never copied out.
+/// [`micro_kernel`] with relaxed SIMD.
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 fn relaxed_kernel(tile: &mut [[f32; NR]; MR], rows: &Rows, panel: &Panel) {
     use core::arch::wasm32::*;
     let (k, blocks) = (rows.k, rows.k / BLOCK);
-    let row = |r: usize| r.min(rows.rows - 1);
-    assert!(rows.rows >= 1 && panel.values.len() >= k * NR);
+    assert!(panel.values.len() >= k * NR && rows.digits.len() >= k * 2 * MR);
     assert!(panel.scales.len() >= blocks * NR && panel.corrections.len() >= blocks * NR);
-    assert!(rows.hi.len() >= rows.rows * k && rows.lo.len() >= rows.rows * k);
-    assert!(rows.x_scales.len() >= rows.rows * blocks);
-    // SAFETY: the asserts bound every read: values[0 .. k·NR), scales and corrections
-    // [0 .. blocks·NR), hi / lo[row(r)·k + 0 .. k) and x_scales[row(r)·blocks + b]
-    // (row(r) < rows); the tile is [[f32; NR]; MR]. Unaligned loads are allowed in wasm.
+    assert!(rows.x_scales.len() >= blocks * MR);
+    // SAFETY: the asserts bound every read: values[0 .. k·NR), digits[0 .. k·2·MR),
+    // scales and corrections [0 .. blocks·NR), x_scales[0 .. blocks·MR); the tile is
+    // [[f32; NR]; MR]. Unaligned loads are allowed in wasm.
     unsafe {
         let t = tile.as_mut_ptr() as *mut v128;
-        let hi: [*const u8; MR] = std::array::from_fn(|r| rows.hi.as_ptr().add(row(r) * k));
-        let lo: [*const u8; MR] = std::array::from_fn(|r| rows.lo.as_ptr().add(row(r) * k));
-        let xs: [*const f32; MR] =
-            std::array::from_fn(|r| rows.x_scales.as_ptr().add(row(r) * blocks));
-        let wp = panel.values.as_ptr();
+        let (wp, dp) = (panel.values.as_ptr(), rows.digits.as_ptr());
         for b in 0..blocks {
             // Row r's columns 0..4 and 4..8; 8 accumulators leave registers for the operands
             // (16 for separate hi and lo sums would spill on x86's 16 vector registers).
             let mut acc = [i32x4_splat(0); 2 * MR];
-            for (pass, digits) in [hi, lo].iter().enumerate() {
+            for pass in 0..2 {
                 if pass == 1 {
                     for a in acc.iter_mut() {
                         *a = i32x4_shl(*a, 7);
@@ -262,11 +282,12 @@ fn relaxed_kernel(tile: &mut [[f32; NR]; MR], rows: &Rows, panel: &Panel) {
                 for g in b * BLOCK / GROUP..(b + 1) * BLOCK / GROUP {
                     let w0 = v128_load(wp.add(g * GROUP * NR) as *const v128);
                     let w1 = v128_load(wp.add(g * GROUP * NR + 16) as *const v128);
+                    let d = dp.add((g * 2 + pass) * MR * GROUP);
                     for r in 0..MR {
                         // The row's 4 digits at depths 4g..4g+4, in every 32-bit lane.
-                        let d = v128_load32_splat(digits[r].add(GROUP * g) as *const u32);
-                        acc[2 * r] = i32x4_relaxed_dot_i8x16_i7x16_add(w0, d, acc[2 * r]);
-                        acc[2 * r + 1] = i32x4_relaxed_dot_i8x16_i7x16_add(w1, d, acc[2 * r + 1]);
+                        let x = v128_load32_splat(d.add(r * GROUP) as *const u32);
+                        acc[2 * r] = i32x4_relaxed_dot_i8x16_i7x16_add(w0, x, acc[2 * r]);
+                        acc[2 * r + 1] = i32x4_relaxed_dot_i8x16_i7x16_add(w1, x, acc[2 * r + 1]);
                     }
                 }
             }
@@ -274,8 +295,8 @@ fn relaxed_kernel(tile: &mut [[f32; NR]; MR], rows: &Rows, panel: &Panel) {
             let cs =
                 [0, 4].map(|h| v128_load(panel.corrections.as_ptr().add(at + h) as *const v128));
             let ws = [0, 4].map(|h| v128_load(panel.scales.as_ptr().add(at + h) as *const v128));
-            for (r, row_scales) in xs.iter().enumerate() {
-                let x_scale = f32x4_splat(*row_scales.add(b));
+            for r in 0..MR {
+                let x_scale = f32x4_splat(*rows.x_scales.get_unchecked(b * MR + r));
                 for half in 0..2 {
                     let i = 2 * r + half;
                     let exact = f32x4_convert_i32x4(i32x4_add(acc[i], cs[half]));
@@ -290,23 +311,20 @@ fn relaxed_kernel(tile: &mut [[f32; NR]; MR], rows: &Rows, panel: &Panel) {
 /// The same integer arithmetic, lane by lane, in plain Rust (identical results: integer sums are
 /// exact and the f32 steps run in the same order).
 fn portable_kernel(tile: &mut [[f32; NR]; MR], rows: &Rows, panel: &Panel) {
-    let (k, blocks) = (rows.k, rows.k / BLOCK);
+    let blocks = rows.k / BLOCK;
     for b in 0..blocks {
-        for (r, out) in tile.iter_mut().enumerate().take(rows.rows) {
-            let (hi, lo) = (&rows.hi[r * k..], &rows.lo[r * k..]);
-            let x_scale = rows.x_scales[r * blocks + b];
+        for (r, out) in tile.iter_mut().enumerate() {
+            let x_scale = rows.x_scales[b * MR + r];
             for (c, o) in out.iter_mut().enumerate() {
-                let column_dot = |digits: &[u8]| -> i32 {
+                let column_dot = |pass: usize| -> i32 {
                     (b * BLOCK / GROUP..(b + 1) * BLOCK / GROUP)
                         .map(|g| {
-                            relaxed_dot_lane(
-                                &panel.values[(g * NR + c) * GROUP..],
-                                &digits[g * GROUP..],
-                            )
+                            let w = &panel.values[(g * NR + c) * GROUP..];
+                            relaxed_dot_lane(w, &rows.digits[((g * 2 + pass) * MR + r) * GROUP..])
                         })
                         .sum()
                 };
-                let exact = column_dot(hi) * 128 + column_dot(lo) + panel.corrections[b * NR + c];
+                let exact = column_dot(0) * 128 + column_dot(1) + panel.corrections[b * NR + c];
                 *o += exact as f32 * (panel.scales[b * NR + c] * x_scale);
             }
         }
@@ -344,17 +362,16 @@ mod tests {
         x[5] = -10.0; // the block's extreme: −8191
         x[40] = 10.0; // +8191
         let d = Digits::of(&x, 64);
-        assert!(d.hi.iter().chain(&d.lo).all(|&v| v <= 127));
         for (i, &v) in x.iter().enumerate() {
-            let q = d.hi[i] as i32 * 128 + d.lo[i] as i32 - OFFSET;
-            let expected = (v / d.scales[i / BLOCK]).round_ties_even() as i32;
+            let (q, scale) = d.value(i / 64, i % 64);
+            let expected = (v / scale).round_ties_even() as i32;
             assert!(
                 (q - expected).abs() <= 1 && q.abs() <= 8191,
                 "{i}: {q} vs {expected}"
             );
         }
-        assert_eq!(d.hi[5] as i32 * 128 + d.lo[5] as i32 - OFFSET, -8191);
-        assert_eq!(d.hi[40] as i32 * 128 + d.lo[40] as i32 - OFFSET, 8191);
+        assert_eq!(d.value(0, 5).0, -8191);
+        assert_eq!(d.value(0, 40).0, 8191);
     }
 
     /// Weights at −128 / 127 (q8_0 stores −128 only in crafted bytes; quantizing gives
@@ -374,11 +391,10 @@ mod tests {
                     let exact: i32 = (b * BLOCK..(b + 1) * BLOCK)
                         .map(|kk| {
                             let wv = if (c + kk % BLOCK) % 3 == 0 { 127 } else { -128 };
-                            let q = d.hi[r * k + kk] as i32 * 128 + d.lo[r * k + kk] as i32;
-                            wv * (q - OFFSET)
+                            wv * d.value(r, kk).0
                         })
                         .sum();
-                    expected += exact as f32 * (1.0 * d.scales[r * k / BLOCK + b]);
+                    expected += exact as f32 * (1.0 * d.value(r, b * BLOCK).1);
                 }
                 assert_eq!(y[r * n + c].to_bits(), expected.to_bits(), "[{r},{c}]");
             }
