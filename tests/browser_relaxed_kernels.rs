@@ -61,14 +61,14 @@ mod relaxed {
     /// The engine's dot on 16 bytes of a, 16 of b and an addend, lane by lane.
     fn engine(a: [i8; 16], b: [u8; 16], c: [i32; 4]) -> [i32; 4] {
         // SAFETY: plain value conversions between 16-byte arrays and v128.
-        let (a, b, c): (v128, v128, v128) = unsafe {
-            (
-                std::mem::transmute(a),
-                std::mem::transmute(b),
-                std::mem::transmute(c),
-            )
-        };
-        unsafe { std::mem::transmute(i32x4_relaxed_dot_i8x16_i7x16_add(a, b, c)) }
+        unsafe {
+            let (a, b, c) = (
+                std::mem::transmute::<[i8; 16], v128>(a),
+                std::mem::transmute::<[u8; 16], v128>(b),
+                std::mem::transmute::<[i32; 4], v128>(c),
+            );
+            std::mem::transmute::<v128, [i32; 4]>(i32x4_relaxed_dot_i8x16_i7x16_add(a, b, c))
+        }
     }
 
     fn reference(a: [i8; 16], b: [u8; 16], c: [i32; 4]) -> [i32; 4] {
