@@ -69,12 +69,18 @@ pub fn simd_peak_gflops(iterations: u64) -> f64 {
     crate::backend::cpu::peak::simd_mul_add_gflops(iterations, js_sys::Date::now)
 }
 
-/// Benchmarks only: GFLOP/s of the CPU backend's f32 and integer (q8_0) matrix products on an
-/// `m×k · k×n` shape, as `[f32, q8_0]`.
+/// Benchmarks only: this machine's integer dot peaks, G multiply-adds × 2 per second on one
+/// thread, as `[i16x8 dot + add, relaxed i8 dot (NaN without relaxed SIMD)]`.
+#[wasm_bindgen]
+pub fn int_dot_peak_gops(iterations: u64) -> Vec<f64> {
+    crate::backend::cpu::peak::int_dot_gops(iterations, js_sys::Date::now).to_vec()
+}
+
+/// Benchmarks only: GFLOP/s of the CPU backend's matrix products on an `m×k · k×n` shape, as
+/// `[f32, int16 × q8_0, relaxed int14 × q8_0]` (see `peak::matmul_gflops`).
 #[wasm_bindgen]
 pub fn matmul_gflops(m: usize, n: usize, k: usize, repeats: usize) -> Result<Vec<f64>, JsValue> {
-    let (dense, quant) =
-        crate::backend::cpu::peak::matmul_gflops(m, n, k, repeats, js_sys::Date::now)
-            .map_err(js_error)?;
-    Ok(vec![dense, quant])
+    crate::backend::cpu::peak::matmul_gflops(m, n, k, repeats, js_sys::Date::now)
+        .map(|g| g.to_vec())
+        .map_err(js_error)
 }

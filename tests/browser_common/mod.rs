@@ -76,6 +76,16 @@ pub fn rows(flat: &[f32], dim: usize, n: usize) -> Vec<&[f32]> {
     flat.chunks(dim).collect()
 }
 
+/// Largest |Δ| per component between the browser's vectors and the native CLI's (f32 products).
+/// Both wasm builds multiply q8_0 / q4_0 with the 16-bit kernel (src/backend/cpu/qgemm.rs):
+/// activations rounded to 16 bits per block of 32, a relative 2⁻¹⁶ per input (measured ≤ 3.4e-5).
+/// (The 14-bit relaxed kernel the page does not use measured 1.30e-4 for MiniLM q8_0.)
+pub const NATIVE_COMPONENT_BOUND: f32 = 1e-4;
+
+/// Largest difference of a quick-split score (correlation × 100, 2 decimals) from the native
+/// CLI's: one unit of the last decimal.
+pub const NATIVE_SCORE_BOUND: f64 = 0.01;
+
 /// The largest |a − b| over two sets of rows of the same shape (checked).
 pub fn max_abs_delta(a: &[Vec<f32>], b: &[&[f32]]) -> f32 {
     assert_eq!(a.len(), b.len(), "different row counts");

@@ -11,6 +11,7 @@ pub(crate) use mpnet::{relative_bias_by_distance, relative_buckets};
 pub mod peak;
 mod pooling;
 pub mod qgemm;
+pub mod qgemm_relaxed;
 mod weights;
 
 use std::sync::Arc;

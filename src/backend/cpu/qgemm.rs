@@ -8,6 +8,9 @@
 //! block's largest value), far below what q8_0 activations (candle's int8 path) lose.
 //!
 //! Overflow cannot happen: one block sums 32 products ≤ 127 · 32767 in i32 (≤ 1.4·10⁸).
+//!
+//! The 14-bit relaxed-SIMD kernel (`qgemm_relaxed.rs`, measured, not used by the page: see
+//! [`QuantPackedWeight`]) shares the tiling and the block decoding here.
 
 use anyhow::{bail, Result};
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -16,12 +19,90 @@ use half::f16;
 /// Values per scale block (q8_0 and q4_0 both use 32).
 pub const BLOCK: usize = 32;
 /// Rows of `x` per micro-kernel call.
-const MR: usize = 4;
+pub(super) const MR: usize = 4;
 /// Output columns per panel: two groups of 4 i32 lanes.
-const NR: usize = 8;
+pub(super) const NR: usize = 8;
 /// Rows per pass (whole tiles): their 16-bit `x` (MC × k × 2 bytes, ≤ 192 KB at k = 1536)
 /// stays in L2.
 const MC: usize = 16 * MR;
+
+/// The integer product the page runs, in both wasm builds: the 16-bit kernel. The 14-bit
+/// relaxed-SIMD kernel (`qgemm_relaxed.rs`) measured slower in Chromium on the AVX-VNNI machine
+/// it was built on (0.7–0.9× this kernel's GFLOP/s on MiniLM's shapes, `bench/kernels.mjs`): its
+/// two relaxed dots per 16 multiply-adds run no faster than one `dot_i16x8` + add per 8, and it
+/// keeps 2 fewer activation bits.
+pub type QuantPackedWeight = Int16PackedWeight;
+
+/// What the kernel checks need of an integer product (`kernel_check.rs`, for either kernel).
+pub trait IntegerProduct: Sized {
+    /// The largest activation magnitude per block (32767 for 16 bits, 8191 for 14).
+    const ACTIVATION_MAX: f32;
+    fn from_qtensor(w: &QTensor) -> Result<Self>;
+    fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32>;
+}
+
+/// Reads a q8_0 / q4_0 weight `[n, k]` block by block: `each(row, block, scale, integers)`.
+/// Returns `(n, k)`; other dtypes and inconsistent sizes are refused.
+pub(super) fn for_each_block(
+    w: &QTensor,
+    mut each: impl FnMut(usize, usize, f32, &[i8; BLOCK]),
+) -> Result<(usize, usize)> {
+    let (n, k) = w.shape().dims2()?;
+    let bytes = w.data()?;
+    let (block_bytes, decode): (usize, BlockDecoder) = match w.dtype() {
+        GgmlDType::Q8_0 => (2 + BLOCK, decode_q8_0),
+        GgmlDType::Q4_0 => (2 + BLOCK / 2, decode_q4_0),
+        other => bail!("the integer kernel takes q8_0 or q4_0 weights, not {other:?}"),
+    };
+    if k % BLOCK != 0 || bytes.len() != n * (k / BLOCK) * block_bytes {
+        bail!("a {n}×{k} {:?} weight has {} bytes", w.dtype(), bytes.len());
+    }
+    let mut block = [0i8; BLOCK];
+    for (row, row_bytes) in bytes.chunks_exact(k / BLOCK * block_bytes).enumerate() {
+        for (b, raw) in row_bytes.chunks_exact(block_bytes).enumerate() {
+            decode(&raw[2..], &mut block);
+            each(
+                row,
+                b,
+                f16::from_le_bytes([raw[0], raw[1]]).to_f32(),
+                &block,
+            );
+        }
+    }
+    Ok((n, k))
+}
+
+/// `m × n` outputs starting from `bias`, filled tile by tile: `kernel(tile, panel, r0, rows)`
+/// adds rows `r0 .. r0 + rows` × the panel's NR columns into `tile` (passes of MC rows, so a
+/// pass's quantized inputs stay in L2 while every panel goes by).
+pub(super) fn tiled_product(
+    m: usize,
+    n: usize,
+    bias: &[f32],
+    mut kernel: impl FnMut(&mut [[f32; NR]; MR], usize, usize, usize),
+) -> Vec<f32> {
+    assert_eq!(bias.len(), n, "bias is not {n} long");
+    let mut y = vec![0.0; m * n];
+    let mut tile = [[0.0f32; NR]; MR];
+    for m0 in (0..m).step_by(MC) {
+        let m1 = (m0 + MC).min(m);
+        for panel in 0..n.div_ceil(NR) {
+            let n0 = panel * NR;
+            let cols = NR.min(n - n0);
+            for r0 in (m0..m1).step_by(MR) {
+                let rows = MR.min(m1 - r0);
+                for acc in tile.iter_mut().take(rows) {
+                    acc[..cols].copy_from_slice(&bias[n0..n0 + cols]);
+                }
+                kernel(&mut tile, panel, r0, rows);
+                for (r, acc) in tile.iter().enumerate().take(rows) {
+                    y[(r0 + r) * n + n0..][..cols].copy_from_slice(&acc[..cols]);
+                }
+            }
+        }
+    }
+    y
+}
 /// Largest 16-bit magnitude used, symmetric so no product pair can reach i32's edge.
 const X_MAX: f32 = 32767.0;
 
@@ -31,43 +112,28 @@ type BlockDecoder = fn(&[u8], &mut [i8; BLOCK]);
 /// A q8_0 / q4_0 weight `[n, k]` packed in panels of [`NR`] columns: for each pair of depths
 /// `(2q, 2q+1)`, the NR columns' two values side by side (one `dot_i16x8` operand per 4 columns),
 /// and each column's block scales.
-pub struct QuantPackedWeight {
+pub struct Int16PackedWeight {
     values: Vec<i16>,
     scales: Vec<f32>,
     n: usize,
     k: usize,
 }
 
-impl QuantPackedWeight {
+impl Int16PackedWeight {
     /// From a q8_0 or q4_0 tensor of shape `[n, k]`; other dtypes are refused.
     pub fn from_qtensor(w: &QTensor) -> Result<Self> {
         let (n, k) = w.shape().dims2()?;
-        let bytes = w.data()?;
-        let (block_bytes, decode): (usize, BlockDecoder) = match w.dtype() {
-            GgmlDType::Q8_0 => (2 + BLOCK, decode_q8_0),
-            GgmlDType::Q4_0 => (2 + BLOCK / 2, decode_q4_0),
-            other => bail!("the integer kernel takes q8_0 or q4_0 weights, not {other:?}"),
-        };
-        if k % BLOCK != 0 || bytes.len() != n * (k / BLOCK) * block_bytes {
-            bail!("a {n}×{k} {:?} weight has {} bytes", w.dtype(), bytes.len());
-        }
-        let blocks = k / BLOCK;
-        let panels = n.div_ceil(NR);
+        let (blocks, panels) = (k / BLOCK, n.div_ceil(NR));
         let mut values = vec![0i16; panels * k * NR];
         let mut scales = vec![0f32; panels * blocks * NR];
-        let mut block = [0i8; BLOCK];
-        for (row, row_bytes) in bytes.chunks_exact(blocks * block_bytes).enumerate() {
+        for_each_block(w, |row, b, scale, block| {
             let (panel, c) = (row / NR, row % NR);
-            for (b, raw) in row_bytes.chunks_exact(block_bytes).enumerate() {
-                scales[(panel * blocks + b) * NR + c] =
-                    f16::from_le_bytes([raw[0], raw[1]]).to_f32();
-                decode(&raw[2..], &mut block);
-                for (j, &v) in block.iter().enumerate() {
-                    let kk = b * BLOCK + j;
-                    values[panel * k * NR + (kk / 2) * 2 * NR + c * 2 + kk % 2] = v as i16;
-                }
+            scales[(panel * blocks + b) * NR + c] = scale;
+            for (j, &v) in block.iter().enumerate() {
+                let kk = b * BLOCK + j;
+                values[panel * k * NR + (kk / 2) * 2 * NR + c * 2 + kk % 2] = v as i16;
             }
-        }
+        })?;
         Ok(Self {
             values,
             scales,
@@ -84,37 +150,29 @@ impl QuantPackedWeight {
     pub fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32> {
         let (n, k) = (self.n, self.k);
         assert_eq!(x.len(), m * k, "input is not {m}×{k}");
-        assert_eq!(bias.len(), n, "bias is not {n} long");
         let blocks = k / BLOCK;
         let (xq, x_scales) = quantize_rows(x, k);
-        let mut y = vec![0.0; m * n];
-        let mut tile = [[0.0f32; NR]; MR];
-        for m0 in (0..m).step_by(MC) {
-            let m1 = (m0 + MC).min(m);
-            for panel in 0..n.div_ceil(NR) {
-                let n0 = panel * NR;
-                let cols = NR.min(n - n0);
-                let w = &self.values[panel * k * NR..][..k * NR];
-                let w_scales = &self.scales[panel * blocks * NR..][..blocks * NR];
-                for r0 in (m0..m1).step_by(MR) {
-                    let rows = MR.min(m1 - r0);
-                    for acc in tile.iter_mut().take(rows) {
-                        acc[..cols].copy_from_slice(&bias[n0..n0 + cols]);
-                    }
-                    let panel_rows = PanelRows {
-                        x: &xq[r0 * k..],
-                        x_scales: &x_scales[r0 * blocks..],
-                        k,
-                        rows,
-                    };
-                    micro_kernel(&mut tile, &panel_rows, w, w_scales);
-                    for (r, acc) in tile.iter().enumerate().take(rows) {
-                        y[(r0 + r) * n + n0..][..cols].copy_from_slice(&acc[..cols]);
-                    }
-                }
-            }
-        }
-        y
+        tiled_product(m, n, bias, |tile, panel, r0, rows| {
+            let panel_rows = PanelRows {
+                x: &xq[r0 * k..],
+                x_scales: &x_scales[r0 * blocks..],
+                k,
+                rows,
+            };
+            let w = &self.values[panel * k * NR..][..k * NR];
+            let w_scales = &self.scales[panel * blocks * NR..][..blocks * NR];
+            micro_kernel(tile, &panel_rows, w, w_scales);
+        })
+    }
+}
+
+impl IntegerProduct for Int16PackedWeight {
+    const ACTIVATION_MAX: f32 = X_MAX;
+    fn from_qtensor(w: &QTensor) -> Result<Self> {
+        Self::from_qtensor(w)
+    }
+    fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32> {
+        self.matmul_bias(x, m, bias)
     }
 }
 
@@ -132,14 +190,20 @@ fn quantize_rows(x: &[f32], k: usize) -> (Vec<i16>, Vec<f32>) {
     let mut q = vec![0i16; x.len()];
     let mut scales = Vec::with_capacity(x.len() / BLOCK);
     for (values, out) in x.chunks_exact(BLOCK).zip(q.chunks_exact_mut(BLOCK)) {
-        let max = values.iter().fold(0f32, |m, v| m.max(v.abs()));
-        let scale = max / X_MAX;
-        let inverse = if scale > 0.0 { 1.0 / scale } else { 0.0 };
+        let (scale, inverse) = block_scale(values, X_MAX);
         quantize_block(values, inverse, out);
         scales.push(scale);
     }
     debug_assert_eq!(scales.len(), x.len() / k * (k / BLOCK));
     (q, scales)
+}
+
+/// A block's `(scale, 1 / scale)` mapping its largest magnitude to `x_max`, the largest integer
+/// used; an all-zero block gets `(0, 0)`.
+pub(super) fn block_scale(values: &[f32], x_max: f32) -> (f32, f32) {
+    let max = values.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let scale = max / x_max;
+    (scale, if scale > 0.0 { 1.0 / scale } else { 0.0 })
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -268,29 +332,14 @@ mod tests {
     use super::*;
     use candle_core::{Device, Tensor};
 
-    use crate::backend::cpu::kernel_check::quantized_kernel_check;
-
-    fn check(dtype: GgmlDType, m: usize, n: usize, k: usize) {
-        quantized_kernel_check(dtype, m, n, k).unwrap();
-    }
+    use crate::backend::cpu::kernel_check::{quantized_kernel_check, QUANT_EDGE_SHAPES};
 
     #[test]
-    fn q8_0_product_matches_the_dequantized_weight() {
-        for &(m, n, k) in &[
-            (1, 1, 32),
-            (5, 9, 64),
-            (70, 17, 96),
-            (14, 384, 384),
-            (9, 384, 1536),
-        ] {
-            check(GgmlDType::Q8_0, m, n, k);
-        }
-    }
-
-    #[test]
-    fn q4_0_product_matches_the_dequantized_weight() {
-        for &(m, n, k) in &[(3, 7, 32), (14, 40, 384)] {
-            check(GgmlDType::Q4_0, m, n, k);
+    fn q8_0_and_q4_0_products_match_the_dequantized_weight() {
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
+            for &(m, n, k) in QUANT_EDGE_SHAPES.iter().chain(&[(14, 384, 384)]) {
+                quantized_kernel_check::<Int16PackedWeight>(dtype, m, n, k).unwrap();
+            }
         }
     }
 
@@ -298,7 +347,7 @@ mod tests {
     fn other_dtypes_are_refused() {
         let w = Tensor::zeros((4, 32), candle_core::DType::F32, &Device::Cpu).unwrap();
         let q = QTensor::quantize(&w, GgmlDType::F32).unwrap();
-        assert!(QuantPackedWeight::from_qtensor(&q).is_err());
+        assert!(Int16PackedWeight::from_qtensor(&q).is_err());
     }
 
     #[test]
