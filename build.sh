@@ -185,7 +185,7 @@ run_tests() {
   step "browser tests on the relaxed-SIMD build (parity, kernels)"
   # SR_BENCH_CPU_BUILD: tests/browser.rs checks the wasm under test says it is that build.
   RUSTFLAGS="$RELAXED_RUSTFLAGS" CARGO_TARGET_DIR="$RELAXED_TARGET" SR_BENCH_CPU_BUILD=relaxed-simd WASM_BINDGEN_TEST_TIMEOUT=2700 \
-    wasm-pack test --headless --chrome --release --test browser --test browser_mpnet --test browser_llama --test browser_kernels
+    wasm-pack test --headless --chrome --release --test browser --test browser_mpnet --test browser_llama --test browser_kernels --test browser_relaxed_kernels
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"
   local port; port=$(free_port)

@@ -50,7 +50,7 @@ async function measure(entry, data, backend, texts) {
     try {
       model = await Model.load_with_backend(data, 'webgpu'); // no CPU fallback: that would not measure the GPU
     } catch (e) {
-      // e.g. no WebGPU adapter, or MPNet (the GPU kernels are BERT only)
+      // e.g. no WebGPU adapter, or a model over the adapter's buffer limits
       return { skipped: `${entry.file} on the GPU: ${messageOf(e)}` };
     }
   }
