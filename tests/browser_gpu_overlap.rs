@@ -35,8 +35,9 @@ async fn two_batches_in_flight_in_the_browser_give_the_embeddings_of_one_at_a_ti
         let status = gpu.status();
         assert_eq!(status.active, "webgpu", "{status:?}");
         let memory = status.gpu_memory.expect("GPU memory in backend_status");
+        // The q8_0 blocks stay quantized on the GPU: 12.2 MB of weights (f32 would be 43.4 MB).
         assert!(
-            memory.weights > 40_000_000 && memory.activations > 0,
+            (10_000_000..20_000_000).contains(&memory.weights) && memory.activations > 0,
             "{memory:?}"
         );
         web_sys::console::log_1(
