@@ -18,7 +18,16 @@ const MODEL: &str = "all-MiniLM-L6-v2";
 const MPNET: &str = "all-mpnet-base-v2";
 
 fn gpu() -> GpuContext {
-    match pollster::block_on(GpuContext::new(&GpuOptions::default())) {
+    gpu_with(false)
+}
+
+/// `plain_kernels`: without the optional features (`subgroups`) even where lavapipe has them.
+fn gpu_with(plain_kernels: bool) -> GpuContext {
+    let options = GpuOptions {
+        plain_kernels,
+        ..Default::default()
+    };
+    match pollster::block_on(GpuContext::new(&options)) {
         Ok(ctx) => ctx,
         Err(e) => panic!(
             "no WebGPU adapter for the GPU tests ({e:#}). Without a GPU, install lavapipe \
@@ -390,16 +399,24 @@ fn check_attention(
     }
     let err = max_err(&got, &want);
     println!(
-        "attention lengths {lengths:?} seq {seq} heads {heads}×{hd} relative bias {}: max error \
-         {err:.2e}",
-        relative.is_some()
+        "attention lengths {lengths:?} seq {seq} heads {heads}×{hd} relative bias {}, softmax \
+         with subgroups {}: max error {err:.2e}",
+        relative.is_some(),
+        ctx.subgroups
     );
     assert!(err < 1e-5, "attention: error {err}");
 }
 
+/// Both softmax reductions: with subgroup operations (lavapipe has them) and the plain tree.
+fn both_reductions() -> [GpuContext; 2] {
+    let [with, plain] = [false, true].map(gpu_with);
+    assert!(with.subgroups, "lavapipe offers subgroups");
+    assert!(!plain.subgroups);
+    [with, plain]
+}
+
 #[test]
 fn masked_attention_matches_the_cpu() {
-    let ctx = gpu();
     let mut rng = Rng(3);
     // (sentence lengths, seq, heads, head_dim): padding, one-token rows, seq above the
     // 64-thread workgroup, head sizes 32 (MiniLM) and 64.
@@ -409,8 +426,10 @@ fn masked_attention_matches_the_cpu() {
         (&[100, 67, 3], 100, 2, 64),
         (&[256, 200], 256, 12, 32),
     ];
-    for case in cases {
-        check_attention(&ctx, &mut rng, case, None);
+    for ctx in both_reductions() {
+        for case in cases {
+            check_attention(&ctx, &mut rng, case, None);
+        }
     }
 }
 
@@ -419,7 +438,6 @@ fn masked_attention_matches_the_cpu() {
 /// enough to reach every bucket in both directions, up to the kernel's 512 tokens.
 #[test]
 fn attention_with_mpnet_relative_bias_matches_the_cpu() {
-    let ctx = gpu();
     let mut rng = Rng(6);
     let (buckets, heads) = (32, 12);
     // Bias values of MPNet's magnitude (its table spans about ±5), distinct per bucket and head.
@@ -430,8 +448,10 @@ fn attention_with_mpnet_relative_bias_matches_the_cpu() {
         (&[150, 37], 150, heads, 64),
         (&[512, 300], 512, heads, 64),
     ];
-    for case in cases {
-        check_attention(&ctx, &mut rng, case, Some((&table, buckets)));
+    for ctx in both_reductions() {
+        for case in cases {
+            check_attention(&ctx, &mut rng, case, Some((&table, buckets)));
+        }
     }
 }
 

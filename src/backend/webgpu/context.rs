@@ -122,7 +122,7 @@ pub struct GpuContext {
     pub(crate) limits: wgpu::Limits,
     /// Batches submitted before the oldest is read back (2, or 1 when asked).
     pub(crate) in_flight: usize,
-    /// The reductions use subgroup operations (the device has the `subgroups` feature).
+    /// The reductions (LayerNorm, pooling, softmax) use subgroup operations (the device has the `subgroups` feature).
     pub subgroups: bool,
     pub adapter: AdapterSummary,
     failure: Arc<Mutex<Option<String>>>,

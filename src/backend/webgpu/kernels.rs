@@ -94,7 +94,7 @@ pub(crate) struct Kernels {
 
 impl Kernels {
     /// Compiles the kernels; `subgroups`: the device has the `subgroups` feature, and the
-    /// reductions (LayerNorm, pooling) use it.
+    /// reductions (LayerNorm, pooling, the attention's softmax) use it.
     pub fn new(device: &wgpu::Device, subgroups: bool) -> Self {
         let module = |label: &str, parts: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -150,7 +150,7 @@ fn matmul_sources() -> [(&'static str, Vec<&'static str>); 3] {
 }
 
 /// Each other shader module's label and source parts: its parameter struct, then the WGSL
-/// files (the reductions' `reduce_sum` with or without subgroups).
+/// files (the reductions' `reduce_sum` / `reduce_max` with or without subgroups).
 fn sources(subgroups: bool) -> [(&'static str, Vec<&'static str>); 4] {
     let (enable, reduce) = if subgroups {
         (ENABLE_SUBGROUPS, REDUCE_SUBGROUP)
@@ -162,7 +162,10 @@ fn sources(subgroups: bool) -> [(&'static str, Vec<&'static str>); 4] {
             "layer_norm",
             vec![enable, LayerNormParams::WGSL, LAYERNORM, reduce],
         ),
-        ("attention", vec![AttentionParams::WGSL, ATTENTION]),
+        (
+            "attention",
+            vec![enable, AttentionParams::WGSL, ATTENTION, reduce],
+        ),
         (
             "pooling",
             vec![enable, PoolingParams::WGSL, POOLING, reduce],

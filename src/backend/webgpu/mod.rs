@@ -44,8 +44,8 @@
 //!   the adapter's limits or the total exceeds `GpuOptions::memory_budget`.
 //! * **Two batches in flight.** Two graphs: batch i+1 is written, recorded and submitted into
 //!   one before batch i is read back from the other (`EncoderBackend::encode_many`).
-//! * **Optional features.** `subgroups`, when the adapter has it, for the LayerNorm and
-//!   pooling reductions (`wgsl/reduce_subgroup.wgsl`; `GpuOptions::plain_kernels` keeps
+//! * **Optional features.** `subgroups`, when the adapter has it, for the LayerNorm,
+//!   pooling and softmax reductions (`wgsl/reduce_subgroup.wgsl`; `GpuOptions::plain_kernels` keeps
 //!   `wgsl/reduce.wgsl`).
 //! * **Async.** Readback is asynchronous by nature ([`GpuBert::encode_async`]), while
 //!   [`EncoderBackend::encode`] is synchronous. The smallest clean bridge: the GPU encoder's

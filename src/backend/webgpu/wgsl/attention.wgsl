@@ -18,25 +18,11 @@ const MAX_HEAD_DIM: u32 = 64u;
 
 var<workgroup> scores: array<f32, MAX_SEQ>;
 var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
-var<workgroup> red: array<f32, WG>;
+// Each thread's partial output sums, added per component at the end.
+var<workgroup> partials: array<f32, WG>;
 
-fn reduce(lid: u32, v: f32, is_max: bool) -> f32 {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            if (is_max) {
-                red[lid] = max(red[lid], red[lid + s]);
-            } else {
-                red[lid] += red[lid + s];
-            }
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
-    workgroupBarrier();
-    return total;
-}
+// `reduce_max(lid, v)` / `reduce_sum(lid, v)`: the softmax's workgroup max and sum, from
+// reduce.wgsl or reduce_subgroup.wgsl.
 
 @compute @workgroup_size(64, 1, 1)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -67,7 +53,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         scores[j] = s;
         local_max = max(local_max, s);
     }
-    let m = reduce(lid, local_max, true);
+    let m = reduce_max(lid, local_max);
 
     var local_sum = 0.0;
     for (var j = lid; j < p.seq; j += WG) {
@@ -78,7 +64,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         scores[j] = e;
         local_sum += e;
     }
-    let total = reduce(lid, local_sum, false);
+    let total = reduce_sum(lid, local_sum);
 
     // head_dim divides WG: `parts` threads share one output component, each over every
     // parts-th key, then their partial sums are added.
@@ -90,12 +76,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let row_v = (b * p.seq + j) * stride + 2u * p.hidden + h * p.head_dim;
         acc = fma(scores[j], qkv[row_v + d], acc);
     }
-    red[lid] = acc;
+    partials[lid] = acc;
     workgroupBarrier();
     if (part == 0u) {
         var sum = 0.0;
         for (var q = 0u; q < parts; q++) {
-            sum += red[d + q * p.head_dim];
+            sum += partials[d + q * p.head_dim];
         }
         var res = 0.0;
         if (total > 0.0) {
