@@ -1,6 +1,6 @@
 //! Every model file the page offers, on WebGPU in headless Chromium (SwiftShader, a software
 //! adapter): MPNet f32 and q8_0 (relative-position bias, quantized blocks dequantized in the
-//! matmul kernel) and MiniLM q8_0, against sentence-transformers on the reference texts.
+//! matmul kernel) and MiniLM f32 and q8_0, against sentence-transformers on the reference texts.
 //! SwiftShader emulates the GPU on the CPU (MPNet: a few sentences a second), so the texts are
 //! the fixture's short ones; long texts and every kernel are covered natively on lavapipe
 //! (tests/webgpu_kernels.rs). MiniLM's quick split on the GPU is tests/browser_gpu.rs.
@@ -86,4 +86,9 @@ async fn mpnet_q8_0_on_webgpu_matches_sentence_transformers() {
 #[wasm_bindgen_test]
 async fn minilm_q8_0_on_webgpu_matches_sentence_transformers() {
     check("all-MiniLM-L6-v2", "q8_0", 0.999).await;
+}
+
+#[wasm_bindgen_test]
+async fn minilm_f32_on_webgpu_matches_sentence_transformers() {
+    check("all-MiniLM-L6-v2", "f32", 0.9995).await;
 }
