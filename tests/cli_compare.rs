@@ -221,3 +221,61 @@ fn compare_reference_passes_within_the_tolerance_and_fails_outside_it() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--reference` given another report (the CPU's run of a split, say, for the GPU's): every
+/// cell and average within the tolerance passes, one outside it fails and is named.
+#[test]
+fn compare_against_another_report_checks_every_cell_and_average() {
+    let dir = temp_dir("against-report");
+    let report = |relation_avg: f64| {
+        let mut results = serde_json::Map::new();
+        for (dimension, base) in [("structure", 10.0), ("relation", -5.0)] {
+            let mut cells = serde_json::Map::new();
+            for (i, file) in FILES.iter().enumerate() {
+                let v = base + i as f64;
+                cells.insert(file.to_string(), serde_json::json!({"n": 9, "spearman": v}));
+            }
+            let avg = if dimension == "relation" {
+                relation_avg
+            } else {
+                12.5
+            };
+            cells.insert("avg_spearman".into(), avg.into());
+            results.insert(dimension.into(), Value::Object(cells));
+        }
+        serde_json::json!({"model": MODEL, "dtype": "q8_0", "split": "quick",
+            "results": results, "stsb_test": {"spearman": 82.0}})
+    };
+    let write = |name: &str, value: Value| {
+        let path = dir.join(name);
+        std::fs::write(&path, value.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (cpu, gpu) = (
+        write("cpu.json", report(-2.5)),
+        write("gpu.json", report(-2.42)),
+    );
+    let check = |tolerance: &str| {
+        sr_bench(&[
+            "compare",
+            "--reference",
+            &cpu,
+            "--tolerance",
+            tolerance,
+            &gpu,
+        ])
+    };
+    let (ok, stdout, stderr) = check("0.1");
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(stdout.matches("  ok").count(), 15, "{stdout}");
+    assert!(stdout.contains("max |delta| = 0.08"), "{stdout}");
+    let (ok, stdout, _) = check("0.05");
+    assert!(!ok, "0.08 is outside ±0.05: {stdout}");
+    let outside: Vec<&str> = stdout.lines().filter(|l| l.ends_with("OUTSIDE")).collect();
+    assert_eq!(outside.len(), 1, "{stdout}");
+    assert!(outside[0].starts_with("relation/avg"), "{stdout}");
+    let missing = dir.join("missing.json");
+    let (ok, _, stderr) = sr_bench(&["compare", "--reference", missing.to_str().unwrap(), &gpu]);
+    assert!(!ok && stderr.contains("neither a measurement"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::eval::{check_against_reference, compare_csv, compare_row, compare_table, CompareRow};
+use crate::eval::{
+    check_against_reference, check_against_report, compare_csv, compare_row, compare_table,
+    CompareRow, REFERENCES,
+};
 
 /// Reads each report (errors name the file and the missing field).
 fn read_rows(reports: &[PathBuf]) -> Result<Vec<CompareRow>> {
@@ -19,11 +22,26 @@ fn read_rows(reports: &[PathBuf]) -> Result<Vec<CompareRow>> {
         .collect()
 }
 
-/// Prints every report's cells against `reference`; an error when one leaves `tolerance`.
+/// Prints every report's cells against `reference` (a measurement of sr-scores.json, or the
+/// path of another report); an error when one leaves `tolerance`.
 pub(super) fn check(reports: &[PathBuf], reference: &str, tolerance: f64) -> Result<()> {
+    let reference_report = if REFERENCES.contains(&reference) {
+        None
+    } else {
+        let rows = read_rows(&[PathBuf::from(reference)]).with_context(|| {
+            format!(
+                "--reference is neither a measurement ({}) nor a readable report",
+                REFERENCES.join(", ")
+            )
+        })?;
+        rows.into_iter().next()
+    };
     let mut outside = Vec::new();
     for row in read_rows(reports)? {
-        let check = check_against_reference(&row, reference, tolerance)?;
+        let check = match &reference_report {
+            Some(other) => check_against_report(&row, other, tolerance)?,
+            None => check_against_reference(&row, reference, tolerance)?,
+        };
         println!("{}", check.table());
         if !check.passed() {
             outside.push(row.label);

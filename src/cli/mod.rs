@@ -192,7 +192,9 @@ enum Command {
         csv: bool,
         /// Check each report against a reference measurement in tests/fixtures/sr-scores.json
         /// (sentence_transformers_fp32 or onnx_int8_onnxruntime): every SR cell, and STS-B
-        /// test for sentence-transformers; fails when one is outside --tolerance.
+        /// test for sentence-transformers; or against another report (a path: the same model
+        /// and split, e.g. the CPU's run against the GPU's): every cell, the averages and
+        /// STS-B test. Fails when one is outside --tolerance.
         #[arg(long, conflicts_with = "csv")]
         reference: Option<String>,
         /// Largest |report - reference| allowed, Spearman x100 (with --reference).

@@ -157,8 +157,9 @@ pub fn compare_csv(rows: &[CompareRow]) -> Result<String> {
     String::from_utf8(bytes).context("the compare CSV is not UTF-8")
 }
 
-/// A report's Spearman cells against a reference measurement ([`crate::eval::REFERENCES`]):
-/// the 12 SR cells, and STS-B test where the reference has it.
+/// A report's Spearman cells against a reference: a measurement ([`crate::eval::REFERENCES`]:
+/// the 12 SR cells, and STS-B test where it has it) or another report (the cells and averages
+/// of [`check_against_report`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReferenceCheck {
     /// The report's label (see [`CompareRow::label`]).
@@ -241,6 +242,53 @@ pub fn check_against_reference(
     Ok(ReferenceCheck {
         label: row.label.clone(),
         reference: reference.to_string(),
+        tolerance,
+        cells,
+    })
+}
+
+/// Checks `row` against another report `reference` within `tolerance`: the same model and
+/// split on another backend or build (e.g. the GPU's quick split against the CPU's). Every
+/// SR cell, each dimension's average, and STS-B test where the reference has it; an error
+/// when the two are different models or splits, or `row` lacks a cell `reference` has.
+pub fn check_against_report(
+    row: &CompareRow,
+    reference: &CompareRow,
+    tolerance: f64,
+) -> Result<ReferenceCheck> {
+    anyhow::ensure!(
+        row.model == reference.model && row.split == reference.split,
+        "{} and {} are different models or splits: nothing to compare cell by cell",
+        row.label,
+        reference.label
+    );
+    let names = SR_FILES.iter().copied().chain(["avg"]);
+    let mut cells = Vec::new();
+    for (dimension, got, want) in [
+        (Dimension::Structure, &row.structure, &reference.structure),
+        (Dimension::Relation, &row.relation, &reference.relation),
+    ] {
+        for ((name, got), want) in names.clone().zip(got).zip(want) {
+            let cell = format!("{}/{name}", dimension.as_str());
+            let Some(want) = want else { continue };
+            let got = got.ok_or_else(|| anyhow!("{}: no {cell} cell", row.label))?;
+            cells.push((cell, got, *want));
+        }
+    }
+    if let Some(want) = reference.stsb_test_spearman {
+        let got = row
+            .stsb_test_spearman
+            .ok_or_else(|| anyhow!("{}: no STS-B test result", row.label))?;
+        cells.push(("stsb_test".to_string(), got, want));
+    }
+    anyhow::ensure!(
+        !cells.is_empty(),
+        "{}: no cells to compare",
+        reference.label
+    );
+    Ok(ReferenceCheck {
+        label: row.label.clone(),
+        reference: reference.label.clone(),
         tolerance,
         cells,
     })
@@ -405,5 +453,30 @@ mod tests {
         let error = check_against_reference(&quick, "sentence_transformers_fp32", 0.05);
         assert!(format!("{:#}", error.unwrap_err()).contains("no STS-B test result"));
         assert!(check_against_reference(&row, "paper", 0.05).is_err());
+    }
+
+    #[test]
+    fn a_report_checked_against_another_compares_every_cell_and_average() {
+        let cpu = compare_row(&report("m", json!(17.84), json!({"spearman": 82.03}))).unwrap();
+        let mut gpu = cpu.clone();
+        gpu.label = "m · q8_0 · quick · model (gpu)".into();
+        gpu.relation[6] = Some(12.57);
+        let check = check_against_report(&gpu, &cpu, 0.1).unwrap();
+        assert_eq!(
+            check.cells.len(),
+            15,
+            "6 files + avg per dimension, STS-B test"
+        );
+        assert!(check.passed(), "{}", check.table());
+        assert!((check.worst() - 0.07).abs() < 1e-9);
+        assert!(check.table().contains("relation/avg"));
+        assert!(!check_against_report(&gpu, &cpu, 0.05).unwrap().passed());
+        // Another model or split is an error; so is a cell the reference has and the row lacks.
+        let mut other = cpu.clone();
+        other.split = "full".into();
+        assert!(check_against_report(&gpu, &other, 0.1).is_err());
+        gpu.stsb_test_spearman = None;
+        let error = check_against_report(&gpu, &cpu, 0.1).unwrap_err();
+        assert!(format!("{error:#}").contains("no STS-B test result"));
     }
 }

@@ -26,8 +26,8 @@ pub mod split;
 pub mod table;
 
 pub use compare::{
-    check_against_reference, compare_csv, compare_row, compare_rows, compare_table, CompareRow,
-    ReferenceCheck,
+    check_against_reference, check_against_report, compare_csv, compare_row, compare_rows,
+    compare_table, CompareRow, ReferenceCheck,
 };
 pub use czech::{
     czech_report, oracle_mse_bound, random_human_agreement, score_model, Agreement, CzechReport,
