@@ -13,19 +13,61 @@ use sr_bench::error::{code_of, ErrorCode};
 
 const MODEL: &str = "all-MiniLM-L6-v2";
 
-fn load(
+type Loaded = (
+    sr_bench::model::Embedder,
+    std::rc::Rc<webgpu::GpuWithCpuFallback>,
+);
+
+fn load(dtype: &str, kind: BackendKind, options: &GpuOptions) -> anyhow::Result<Loaded> {
+    load_model(MODEL, dtype, kind, options)
+}
+
+fn load_model(
+    model: &str,
     dtype: &str,
     kind: BackendKind,
     options: &GpuOptions,
-) -> anyhow::Result<(
-    sr_bench::model::Embedder,
-    std::rc::Rc<webgpu::GpuWithCpuFallback>,
-)> {
+) -> anyhow::Result<Loaded> {
     pollster::block_on(webgpu::load_embedder_async(
-        common::model_bytes(MODEL, dtype),
+        common::model_bytes(model, dtype),
         kind,
         options,
     ))
+}
+
+#[test]
+fn the_weights_planned_without_reading_them_are_the_buffers_created() {
+    // The refusal at load sizes the weights from the tensors' shapes and dtypes alone; the
+    // upload then creates exactly those buffers (bytes, count, largest), as the driver's
+    // allocator counts them too.
+    for model in [MODEL, "all-mpnet-base-v2"] {
+        for dtype in ["f32", "q8_0", "q4_0"] {
+            let start = std::time::Instant::now();
+            let (_, auto) = load_model(model, dtype, BackendKind::WebGpu, &GpuOptions::default())
+                .unwrap_or_else(|e| panic!("{model} {dtype} must load on lavapipe: {e:#}"));
+            let seconds = start.elapsed().as_secs_f64();
+            let gpu = auto.gpu().expect("on the GPU");
+            let plan = gpu.weight_plan();
+            let created = gpu.memory();
+            let (driver, count) = gpu
+                .context()
+                .allocated_buffer_bytes()
+                .expect("Vulkan gives an allocator report");
+            println!(
+                "{model} {dtype}: loaded in {seconds:.2} s; planned {plan:?}; created \
+                 {created:?}; driver: {driver} bytes in {count} buffers"
+            );
+            assert_eq!(plan, created, "{model} {dtype}");
+            assert_eq!(plan.total, plan.weights, "only weights at load");
+            assert!(plan.buffers > 0 && plan.largest_buffer > 0);
+            assert_eq!(count as u64, plan.buffers, "{model} {dtype}: buffer count");
+            assert!(
+                driver >= plan.weights && driver - plan.weights <= 256 * plan.buffers,
+                "{model} {dtype}: driver {driver} bytes vs planned {}",
+                plan.weights
+            );
+        }
+    }
 }
 
 #[test]

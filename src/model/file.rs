@@ -5,7 +5,7 @@
 use std::io::Cursor;
 
 use anyhow::{anyhow, bail, Context, Result};
-use candle_core::quantized::gguf_file::Content;
+use candle_core::quantized::gguf_file::{Content, TensorInfo};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::Device;
 use serde::Serialize;
@@ -238,15 +238,36 @@ impl Header {
 impl ModelFile {
     /// Reads one tensor (quantized or f32) by its Hugging Face name.
     pub fn tensor(&self, name: &str) -> Result<QTensor> {
-        let stored = self.layout.file_name(name);
-        if !self.content.tensor_infos.contains_key(&stored) {
-            return Err(anyhow!("model file is missing tensor '{stored}'"))
-                .code(ErrorCode::BadModel);
-        }
+        let (stored, _) = self.tensor_info(name)?;
         self.content
             .tensor(&mut Cursor::new(&self.bytes), &stored, &Device::Cpu)
             .with_context(|| format!("model file: cannot read tensor '{stored}'"))
             .code(ErrorCode::BadModel)
+    }
+
+    /// A tensor's shape and dtype, from the file's header (no data read).
+    pub fn tensor_layout(&self, name: &str) -> Result<(Vec<usize>, GgmlDType)> {
+        let (_, t) = self.tensor_info(name)?;
+        Ok((t.shape.dims().to_vec(), t.ggml_dtype))
+    }
+
+    /// A tensor's data as the file stores it (f32, f16 or quantized blocks), not copied.
+    pub fn tensor_bytes(&self, name: &str) -> Result<&[u8]> {
+        let (_, t) = self.tensor_info(name)?;
+        // The extent was checked against the file's length when it was read.
+        let start = (self.content.tensor_data_offset + t.offset) as usize;
+        let len = data_bytes(t).expect("checked when the file was read") as usize;
+        Ok(&self.bytes[start..start + len])
+    }
+
+    fn tensor_info(&self, name: &str) -> Result<(String, &TensorInfo)> {
+        let stored = self.layout.file_name(name);
+        match self.content.tensor_infos.get(&stored) {
+            Some(t) => Ok((stored, t)),
+            None => {
+                Err(anyhow!("model file is missing tensor '{stored}'")).code(ErrorCode::BadModel)
+            }
+        }
     }
 
     /// The tensors' names as stored in the file.
@@ -269,13 +290,7 @@ fn check_tensors(content: &Content, total_len: usize) -> Result<()> {
                 ),
             ));
         }
-        let size = t
-            .shape
-            .dims()
-            .iter()
-            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
-            .map(|n| n / t.ggml_dtype.block_size() as u64 * t.ggml_dtype.type_size() as u64);
-        let end = size.and_then(|s| {
+        let end = data_bytes(t).and_then(|s| {
             content
                 .tensor_data_offset
                 .checked_add(t.offset)?
@@ -291,6 +306,15 @@ fn check_tensors(content: &Content, total_len: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Bytes of a tensor's data (`None` when its element count overflows).
+fn data_bytes(t: &TensorInfo) -> Option<u64> {
+    t.shape
+        .dims()
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .map(|n| n / t.ggml_dtype.block_size() as u64 * t.ggml_dtype.type_size() as u64)
 }
 
 /// Our own layout: everything under `srbench.*`.

@@ -158,7 +158,7 @@ impl GpuDevice {
     }
 
     /// Runs `build` without allocating (every buffer it creates is a 16-byte placeholder,
-    /// nothing is written) and returns the bytes its buffers would take: the same code sizes
+    /// nothing is written, weights are not read: [`upload_weights`]) and returns the bytes its buffers would take: the same code sizes
     /// the plan and the real buffers. `build`'s placeholders must never be bound by the caller;
     /// [`Self::check_fits`] then refuses a plan that would not fit.
     pub async fn plan<T, F: std::future::Future<Output = Result<T>>>(
@@ -173,6 +173,11 @@ impl GpuDevice {
         let planned = self.ledger.lock().unwrap().plan.take().unwrap_or_default();
         built?;
         Ok(planned)
+    }
+
+    /// Whether [`Self::plan`] is running (buffers are sized, not created).
+    pub fn planning(&self) -> bool {
+        self.ledger.lock().unwrap().plan.is_some()
     }
 
     /// Refuses, with the figures, `what` needing `planned` beside what is held: its largest
@@ -273,17 +278,36 @@ pub(crate) fn upload_f32(device: &GpuDevice, label: &str, data: &[f32]) -> wgpu:
 }
 
 /// A storage buffer of weights initialised from raw bytes (quantized blocks as the file
-/// stores them), zero-padded to whole u32 words, at least one (WGSL reads `array<u32>`;
-/// bindings need ≥ 4 bytes).
-pub(crate) fn upload_bytes(device: &GpuDevice, label: &str, mut bytes: Vec<u8>) -> wgpu::Buffer {
-    bytes.resize(bytes.len().max(4).next_multiple_of(4), 0);
-    device.create(
-        label,
-        Use::Weights,
-        bytes.len() as u64,
-        STORAGE,
-        Some(&bytes),
-    )
+/// stores them).
+pub(crate) fn upload_bytes(device: &GpuDevice, label: &str, bytes: Vec<u8>) -> wgpu::Buffer {
+    let len = bytes.len() as u64;
+    upload_weights(device, label, len, || Ok(bytes)).expect("the bytes are the size given")
+}
+
+/// A storage buffer of `len` bytes of weights, filled by `read`; zero-padded to whole u32
+/// words, at least one (WGSL reads `array<u32>`; bindings need ≥ 4 bytes). While planning,
+/// `read` is not called: the plan is the size alone, so planning a model reads none of its
+/// weights. Else `read` must give exactly `len` bytes (the plan and the upload cannot
+/// disagree).
+pub(crate) fn upload_weights(
+    device: &GpuDevice,
+    label: &str,
+    len: u64,
+    read: impl FnOnce() -> Result<Vec<u8>>,
+) -> Result<wgpu::Buffer> {
+    let size = len.max(4).next_multiple_of(4);
+    if device.planning() {
+        return Ok(device.create(label, Use::Weights, size, STORAGE, None));
+    }
+    let mut bytes = read()?;
+    if bytes.len() as u64 != len {
+        bail!(
+            "uploading '{label}': {} bytes read where the plan has {len}",
+            bytes.len()
+        );
+    }
+    bytes.resize(size as usize, 0);
+    Ok(device.create(label, Use::Weights, size, STORAGE, Some(&bytes)))
 }
 
 /// A read-only storage buffer initialised from u32 data (the attention mask).

@@ -23,6 +23,9 @@ pub struct GpuBert {
     /// the CPU backend does) and uploaded; the table itself never occupies GPU memory.
     words: QMatMul,
     weights: GpuWeights,
+    /// What the weights were planned to take before they were uploaded (equal to what the
+    /// upload created: checked at load).
+    weight_plan: GpuMemory,
     /// Two graphs, so that two batches are in flight: batch i+1 is written, recorded and
     /// submitted into one while batch i is read back from the other.
     slots: [RefCell<Option<Slot>>; 2],
@@ -72,10 +75,17 @@ impl GpuBert {
     /// coded out-of-memory error quoting the figures, before anything is uploaded).
     pub async fn new(ctx: GpuContext, file: &ModelFile, words: QMatMul) -> Result<Self> {
         let what = format!("the model '{}'", file.info.name);
+        // Sized from the tensors' shapes and dtypes, no weight read (`upload_weights`).
         let planned = ctx.device.plan(|| GpuWeights::upload(&ctx, file)).await?;
         ctx.device.check_fits(&what, &planned)?;
         let weights = GpuWeights::upload(&ctx, file).await?;
-        debug_assert_eq!(ctx.device.memory().weights, planned.weights);
+        // The context is new: everything it holds is the weights.
+        let uploaded = ctx.device.memory();
+        ensure!(
+            uploaded == planned,
+            "uploading {what}: the buffers created ({uploaded:?}) differ from the plan \
+             ({planned:?})"
+        );
         // The widest activation is [rows, max(3·hidden, intermediate)] f32.
         let widest = (3 * weights.dims.hidden).max(weights.dims.inter) as u64 * 4;
         let max_binding = ctx
@@ -99,6 +109,7 @@ impl GpuBert {
             ctx,
             words,
             weights,
+            weight_plan: planned,
             slots: Default::default(),
             busy: Cell::new(false),
             max_rows,
@@ -121,6 +132,11 @@ impl GpuBert {
     /// GPU memory held now: the weights, and the graphs of the batches run so far.
     pub fn memory(&self) -> GpuMemory {
         self.ctx.device.memory()
+    }
+
+    /// The weights' buffers as planned from the tensors' shapes and dtypes before upload.
+    pub fn weight_plan(&self) -> GpuMemory {
+        self.weight_plan
     }
 
     /// The device (the memory test compares the driver's allocations with [`Self::memory`]).

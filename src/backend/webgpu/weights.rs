@@ -4,11 +4,13 @@
 //! only reads them. Linear weights stay as the file stores them: f32, or q8_0 / q4_0 blocks
 //! that the matmul kernel dequantizes (f16 files are widened to f32).
 
-use anyhow::{ensure, Context as _, Result};
-use candle_core::quantized::{GgmlDType, QTensor};
-use candle_core::{Device, Tensor};
+use std::borrow::Cow;
 
-use super::buffers::{upload_bytes, upload_f32, ErrorScopes, GpuDevice};
+use anyhow::{anyhow, ensure, Context as _, Result};
+use candle_core::quantized::GgmlDType;
+use candle_core::Device;
+
+use super::buffers::{f32_bytes, upload_weights, ErrorScopes, GpuDevice};
 use super::context::GpuContext;
 use super::kernels::{check_attention_shape, WeightFormat, ATTENTION_MAX_SEQ};
 use crate::backend::cpu::{relative_bias_by_distance, relative_buckets};
@@ -98,7 +100,8 @@ impl GpuWeights {
 }
 
 /// Reads tensors of a model file on the host and uploads them (the device's ledger counts
-/// the bytes).
+/// the bytes). Every buffer's size comes from the tensors' shapes and dtypes alone; their
+/// data is read (and f16 widened) only when really uploading, not while planning.
 struct Host<'a> {
     file: &'a ModelFile,
     device: &'a GpuDevice,
@@ -106,11 +109,12 @@ struct Host<'a> {
 
 impl Host<'_> {
     fn bert(&self) -> Result<GpuWeights> {
-        let token_type0 = self
-            .tensor(names::TOKEN_TYPE_EMBEDDINGS)?
-            .get(0)?
-            .to_vec1::<f32>()?;
-        self.encoder(0, &token_type0, None)
+        let name = names::TOKEN_TYPE_EMBEDDINGS;
+        let [_, hidden] = self.matrix(name)?;
+        let token_type0 = self.upload("token_type0", hidden as u64 * 4, || {
+            Ok(self.f32_data(name)?[..hidden * 4].to_vec())
+        })?;
+        self.encoder(0, token_type0, None)
     }
 
     /// MPNet: the i-th token of a sentence has position `pad + 1 + i` (padding is on the right
@@ -119,28 +123,31 @@ impl Host<'_> {
     fn mpnet(&self) -> Result<GpuWeights> {
         let cfg = &self.file.config;
         let heads = cfg.num_attention_heads;
-        let table = self.tensor(names::RELATIVE_ATTENTION_BIAS)?;
+        let name = names::RELATIVE_ATTENTION_BIAS;
         let buckets = relative_buckets(cfg);
+        let dims = self.matrix(name)?;
         ensure!(
-            table.dims() == [buckets, heads],
-            "relative_attention_bias has shape {:?}, expected [{buckets}, {heads}]",
-            table.dims()
+            dims == [buckets, heads],
+            "relative_attention_bias has shape {dims:?}, expected [{buckets}, {heads}]",
         );
-        let table = table.flatten_all()?.to_vec1::<f32>()?;
-        let bias = relative_bias_by_distance(&table, buckets, heads, ATTENTION_MAX_SEQ);
-        let relative_bias = self.upload_f32("relative_bias", &bias);
-        self.encoder(
-            cfg.pad_token_id + 1,
-            &vec![0.0; cfg.hidden_size],
-            Some(relative_bias),
-        )
+        let len = heads * (2 * ATTENTION_MAX_SEQ - 1);
+        let relative_bias = self.upload("relative_bias", len as u64 * 4, || {
+            let table = self.file.tensor(name)?.dequantize(&Device::Cpu)?;
+            let table = table.flatten_all()?.to_vec1::<f32>()?;
+            let bias = relative_bias_by_distance(&table, buckets, heads, ATTENTION_MAX_SEQ);
+            Ok(f32_bytes(&bias))
+        })?;
+        let hidden = cfg.hidden_size;
+        let token_type0 =
+            self.upload("token_type0", hidden as u64 * 4, || Ok(vec![0; hidden * 4]))?;
+        self.encoder(cfg.pad_token_id + 1, token_type0, Some(relative_bias))
     }
 
     /// The parts BERT and MPNet share; positions start at row `first_position` of the table.
     fn encoder(
         &self,
         first_position: usize,
-        token_type0: &[f32],
+        token_type0: wgpu::Buffer,
         relative_bias: Option<wgpu::Buffer>,
     ) -> Result<GpuWeights> {
         let cfg = &self.file.config;
@@ -158,16 +165,17 @@ impl Host<'_> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let table = self.tensor(names::POSITION_EMBEDDINGS)?;
-        let rows = table.dim(0)?;
+        let name = names::POSITION_EMBEDDINGS;
+        let [rows, width] = self.matrix(name)?;
         ensure!(
             rows > first_position,
             "the position table has {rows} rows; positions start at row {first_position}"
         );
-        let positions = table
-            .narrow(0, first_position, rows - first_position)?
-            .flatten_all()?
-            .to_vec1::<f32>()?;
+        let skipped = first_position * width * 4;
+        let len = ((rows - first_position) * width * 4) as u64;
+        let positions = self.upload("positions", len, || {
+            Ok(self.f32_data(name)?[skipped..].to_vec())
+        })?;
         Ok(GpuWeights {
             dims: Dims {
                 hidden: h,
@@ -177,8 +185,8 @@ impl Host<'_> {
                 eps: cfg.layer_norm_eps as f32,
                 max_positions: rows - first_position,
             },
-            positions: self.upload_f32("positions", &positions),
-            token_type0: self.upload_f32("token_type0", token_type0),
+            positions,
+            token_type0,
             embed_norm: self.norm(names::EMBEDDINGS_NORM)?,
             layers,
             relative_bias,
@@ -186,73 +194,97 @@ impl Host<'_> {
         })
     }
 
-    fn upload_f32(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
-        upload_f32(self.device, label, data)
+    /// A weight buffer of `len` bytes; `read` is called only when really uploading.
+    fn upload(
+        &self,
+        label: &str,
+        len: u64,
+        read: impl FnOnce() -> Result<Vec<u8>>,
+    ) -> Result<wgpu::Buffer> {
+        upload_weights(self.device, label, len, read)
     }
 
-    fn tensor(&self, name: &str) -> Result<Tensor> {
-        Ok(self.file.tensor(name)?.dequantize(&Device::Cpu)?)
+    /// The shape of 2-D tensor `name` (from the file's header).
+    fn matrix(&self, name: &str) -> Result<[usize; 2]> {
+        let (dims, _) = self.file.tensor_layout(name)?;
+        <[usize; 2]>::try_from(dims.as_slice())
+            .map_err(|_| anyhow!("{name} has shape {dims:?}, expected a matrix"))
     }
 
-    fn vec(&self, name: &str) -> Result<Vec<f32>> {
-        Ok(self.tensor(name)?.flatten_all()?.to_vec1::<f32>()?)
+    /// Tensor `name`'s values as little-endian f32 bytes: the file's own bytes when it stores
+    /// f32, else dequantized (f16 widened).
+    fn f32_data(&self, name: &str) -> Result<Cow<'_, [u8]>> {
+        if self.file.tensor_layout(name)?.1 == GgmlDType::F32 {
+            return Ok(Cow::Borrowed(self.file.tensor_bytes(name)?));
+        }
+        let values = self.file.tensor(name)?.dequantize(&Device::Cpu)?;
+        Ok(Cow::Owned(f32_bytes(
+            &values.flatten_all()?.to_vec1::<f32>()?,
+        )))
+    }
+
+    /// The tensors `names` as f32, one after the other, in one buffer.
+    fn f32_vectors(&self, label: &str, names: &[String]) -> Result<wgpu::Buffer> {
+        let mut len = 0;
+        for name in names {
+            len += self.file.tensor_layout(name)?.0.iter().product::<usize>() as u64 * 4;
+        }
+        self.upload(label, len, || {
+            let mut bytes = Vec::with_capacity(len as usize);
+            for name in names {
+                bytes.extend_from_slice(&self.f32_data(name)?);
+            }
+            Ok(bytes)
+        })
     }
 
     /// The linear layers `prefixes` (each `[out, inp]`, checked) stacked into one
-    /// `[parts·out, inp]` matrix, and their biases. q8_0 and q4_0 weights are uploaded as the
-    /// file's blocks (a matrix's blocks run along its rows, so stacking is concatenation) when
-    /// every part has the same format; anything else is uploaded as f32.
+    /// `[parts·out, inp]` matrix, and their biases. f32, q8_0 and q4_0 weights are uploaded
+    /// as the file's bytes (a matrix's blocks run along its rows, so stacking is
+    /// concatenation) when every part has the same dtype; anything else as f32.
     fn linear(&self, label: &str, prefixes: &[&str], out: usize, inp: usize) -> Result<Linear> {
-        let parts = prefixes
-            .iter()
-            .map(|prefix| {
-                let w = self.file.tensor(&names::weight(prefix))?;
-                ensure!(
-                    w.shape().dims() == [out, inp],
-                    "{prefix}.weight has shape {:?}, expected [{out}, {inp}]",
-                    w.shape().dims()
-                );
-                Ok(w)
-            })
-            .collect::<Result<Vec<QTensor>>>()?;
-        let format = match parts[0].dtype() {
-            GgmlDType::Q8_0 => WeightFormat::Q8_0,
-            GgmlDType::Q4_0 => WeightFormat::Q4_0,
+        let weights: Vec<String> = prefixes.iter().map(|p| names::weight(p)).collect();
+        let mut dtypes = Vec::with_capacity(weights.len());
+        for name in &weights {
+            let (dims, dtype) = self.file.tensor_layout(name)?;
+            ensure!(
+                dims == [out, inp],
+                "{name} has shape {dims:?}, expected [{out}, {inp}]"
+            );
+            dtypes.push(dtype);
+        }
+        let same = dtypes.iter().all(|d| *d == dtypes[0]);
+        let blocks = inp % 32 == 0;
+        let format = match dtypes[0] {
+            GgmlDType::Q8_0 if same && blocks => WeightFormat::Q8_0,
+            GgmlDType::Q4_0 if same && blocks => WeightFormat::Q4_0,
             _ => WeightFormat::F32,
         };
-        let same = parts.iter().all(|p| p.dtype() == parts[0].dtype());
-        let (format, bytes) = if format != WeightFormat::F32 && same && inp % 32 == 0 {
-            let mut bytes = Vec::with_capacity(parts.len() * out * inp / 32 * format.block_bytes());
-            for p in &parts {
-                bytes.extend_from_slice(&p.data()?);
-            }
-            (format, bytes)
+        let values = (weights.len() * out * inp) as u64;
+        let w = if format == WeightFormat::F32 {
+            self.f32_vectors(label, &weights)?
         } else {
-            let mut values = Vec::with_capacity(parts.len() * out * inp);
-            for p in &parts {
-                values.extend(
-                    p.dequantize(&Device::Cpu)?
-                        .flatten_all()?
-                        .to_vec1::<f32>()?,
-                );
-            }
-            (WeightFormat::F32, super::buffers::f32_bytes(&values))
+            let len = values / 32 * format.block_bytes() as u64;
+            self.upload(label, len, || {
+                let mut bytes = Vec::with_capacity(len as usize);
+                for name in &weights {
+                    bytes.extend_from_slice(self.file.tensor_bytes(name)?);
+                }
+                Ok(bytes)
+            })?
         };
-        let mut bias = Vec::with_capacity(parts.len() * out);
-        for prefix in prefixes {
-            bias.extend(self.vec(&names::bias(prefix))?);
-        }
+        let biases: Vec<String> = prefixes.iter().map(|p| names::bias(p)).collect();
         Ok(Linear {
-            w: upload_bytes(self.device, label, bytes),
+            w,
             format,
-            b: self.upload_f32(label, &bias),
+            b: self.f32_vectors(label, &biases)?,
         })
     }
 
     fn norm(&self, prefix: &str) -> Result<Norm> {
         Ok(Norm {
-            g: self.upload_f32(prefix, &self.vec(&names::weight(prefix))?),
-            b: self.upload_f32(prefix, &self.vec(&names::bias(prefix))?),
+            g: self.f32_vectors(prefix, &[names::weight(prefix)])?,
+            b: self.f32_vectors(prefix, &[names::bias(prefix)])?,
         })
     }
 }
