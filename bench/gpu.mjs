@@ -30,7 +30,8 @@ function where(status, reason) {
   const a = status.adapter || {};
   const name = a.name && !/^unnamed adapter/.test(a.name) ? a.name
     : [a.browser_info?.vendor, a.browser_info?.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
-  const features = a.features?.length ? `; features ${a.features.join(', ')}` : '; no shader-f16/subgroups';
+  const used = a.features_used?.length ? a.features_used.join(', ') : 'none';
+  const features = a.features?.length ? `; features ${a.features.join(', ')}, used ${used}` : '; no shader-f16/subgroups';
   if (status.software_adapter || a.device_type === 'cpu' || SOFTWARE.test(`${name} ${a.driver || ''}`)) {
     return `software adapter, not a GPU: ${name} (${a.backend}${features})`;
   }
@@ -89,7 +90,8 @@ async function browser() {
       const status = {
         active: r.fell_back_to_cpu ? 'cpu' : 'webgpu', fallback_reason: r.fell_back_to_cpu,
         software_adapter: r.adapter?.software,
-        adapter: r.adapter && { ...r.adapter, name: r.adapter.wgpu_name, features: r.adapter.features },
+        adapter: r.adapter && { ...r.adapter, name: r.adapter.wgpu_name, features: r.adapter.features,
+          features_used: r.adapter.features_used },
       };
       row(r.file, r.load_ms, r.sentences_per_s, memory(r.gpu_memory), where(status));
     }

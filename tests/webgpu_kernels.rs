@@ -5,11 +5,12 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
+#[path = "common/reference.rs"]
+mod reference;
 
 use candle_core::quantized::{ggml_file::qtensor_from_ggml, GgmlDType};
 use candle_core::{Device, Tensor};
 use half::f16;
-use sr_bench::backend::cpu::relative_position_bucket;
 use sr_bench::backend::webgpu::{self, GpuContext, GpuOptions};
 use sr_bench::backend::{load_embedder, BackendKind, MatmulMode};
 use sr_bench::model::{cosine, ModelFile, Pooling};
@@ -22,9 +23,12 @@ fn gpu() -> GpuContext {
 }
 
 /// `plain_kernels`: without the optional features (`subgroups`) even where lavapipe has them.
+/// The kernel tests keep f32 activations for their tight bounds (`no_f16`); the f16 variants
+/// are tests/webgpu_features.rs's.
 fn gpu_with(plain_kernels: bool) -> GpuContext {
     let options = GpuOptions {
         plain_kernels,
+        no_f16: true,
         ..Default::default()
     };
     match pollster::block_on(GpuContext::new(&options)) {
@@ -53,23 +57,6 @@ impl Rng {
     }
 }
 
-fn erf64(x: &[f64]) -> Vec<f64> {
-    Tensor::new(x, &Device::Cpu)
-        .unwrap()
-        .erf()
-        .unwrap()
-        .to_vec1()
-        .unwrap()
-}
-
-fn gelu64(x: &[f32]) -> Vec<f64> {
-    let z: Vec<f64> = x.iter().map(|&v| v as f64 / 2f64.sqrt()).collect();
-    x.iter()
-        .zip(erf64(&z))
-        .map(|(&v, e)| 0.5 * v as f64 * (1.0 + e))
-        .collect()
-}
-
 /// max |a − b| / (1 + |b|): absolute for small values, relative for large ones.
 fn max_err(got: &[f32], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len(), "length");
@@ -87,34 +74,6 @@ fn an_adapter_is_found_and_described() {
     let ctx = gpu();
     println!("adapter: {}", ctx.adapter.describe());
     assert!(!ctx.adapter.name.is_empty());
-}
-
-fn matmul_reference(
-    x: &[f32],
-    w: &[f32],
-    b: &[f32],
-    r: Option<&[f32]>,
-    (m, n, k): (usize, usize, usize),
-    gelu: bool,
-) -> Vec<f64> {
-    let mut y = vec![0f64; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            let mut s = b[j] as f64;
-            for l in 0..k {
-                s += x[i * k + l] as f64 * w[j * k + l] as f64;
-            }
-            y[i * n + j] = s;
-        }
-    }
-    if gelu {
-        let as32: Vec<f32> = y.iter().map(|&v| v as f32).collect();
-        y = gelu64(&as32);
-    }
-    if let Some(r) = r {
-        y.iter_mut().zip(r).for_each(|(v, &r)| *v += r as f64);
-    }
-    y
 }
 
 #[test]
@@ -140,7 +99,7 @@ fn matmul_with_bias_gelu_and_residual_matches_the_cpu() {
             let r = rng.vec(m * n, 1.0);
             let r = residual.then_some(r.as_slice());
             let got = pollster::block_on(ctx.run_matmul(&x, &w, &b, r, (m, n, k), gelu)).unwrap();
-            let want = matmul_reference(&x, &w, &b, r, (m, n, k), gelu);
+            let want = reference::matmul(&x, &w, &b, r, (m, n, k), gelu);
             let err = max_err(&got, &want);
             println!("matmul {m}×{n}×{k} gelu={gelu} residual={residual}: max error {err:.2e}");
             assert!(err < 1e-5, "matmul {m}×{n}×{k}: error {err}");
@@ -227,13 +186,7 @@ fn quantized_matmul_dequantizes_blocks_in_the_kernel() {
                 let (bytes, w) = craft_blocks(dtype, n, k, extreme, &mut rng);
                 let q = qtensor_from_ggml(dtype, &bytes, vec![n, k], &Device::Cpu).unwrap();
                 // The same values as candle (the CPU backend) decodes them.
-                let candle: Vec<f32> = q
-                    .dequantize(&Device::Cpu)
-                    .unwrap()
-                    .flatten_all()
-                    .unwrap()
-                    .to_vec1()
-                    .unwrap();
+                let candle: Vec<f32> = reference::dequantized(&q);
                 assert!(
                     candle.iter().zip(&w).all(|(&c, &v)| c as f64 == v),
                     "{dtype:?}: decoding differs from candle's"
@@ -246,7 +199,7 @@ fn quantized_matmul_dequantizes_blocks_in_the_kernel() {
                     pollster::block_on(ctx.run_matmul_quantized(&x, &q, &b, r, (m, n, k), gelu))
                         .unwrap();
                 let w32: Vec<f32> = w.iter().map(|&v| v as f32).collect();
-                let want = matmul_reference(&x, &w32, &b, r, (m, n, k), gelu);
+                let want = reference::matmul(&x, &w32, &b, r, (m, n, k), gelu);
                 let mut worst = 0f64;
                 for i in 0..m {
                     for j in 0..n {
@@ -274,7 +227,7 @@ fn gelu_error_is_measured_on_a_dense_grid() {
     let mut x: Vec<f32> = (-10240..=10240).map(|i| i as f32 / 1024.0).collect();
     x.extend([-30.0, -12.0, 12.0, 30.0, 1e-6, -1e-6]);
     let got = pollster::block_on(ctx.run_gelu(&x)).unwrap();
-    let want = gelu64(&x);
+    let want = reference::gelu64(&x);
     let abs = got
         .iter()
         .zip(&want)
@@ -318,16 +271,7 @@ fn layer_norm_matches_the_cpu() {
         let b = rng.vec(cols, 1.0);
         let eps = 1e-12;
         let got = pollster::block_on(ctx.run_layer_norm(&x, &g, &b, (rows, cols), eps)).unwrap();
-        let mut want = vec![0f64; rows * cols];
-        for r in 0..rows {
-            let row = &x[r * cols..(r + 1) * cols];
-            let mean = row.iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
-            let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
-            for c in 0..cols {
-                want[r * cols + c] =
-                    (row[c] as f64 - mean) / (var + eps as f64).sqrt() * g[c] as f64 + b[c] as f64;
-            }
-        }
+        let want = reference::layer_norm(&x, &g, &b, cols, eps);
         if cols == 1 {
             // A single column normalises to beta (x − mean = 0).
             assert!(got.iter().zip(&b).all(|(g, b)| (g - b).abs() < 1e-6));
@@ -337,13 +281,6 @@ fn layer_norm_matches_the_cpu() {
         println!("layer norm {rows}×{cols}: max error {err:.2e}");
         assert!(err < 1e-5, "layer norm {rows}×{cols}: error {err}");
     }
-}
-
-fn lengths_to_mask(lengths: &[usize], seq: usize) -> Vec<u32> {
-    lengths
-        .iter()
-        .flat_map(|&l| (0..seq).map(move |t| u32::from(t < l)))
-        .collect()
 }
 
 /// The attention kernel on random q, k, v against an f64 reference; `relative`: MPNet's bias
@@ -357,46 +294,10 @@ fn check_attention(
     let batch = lengths.len();
     let hidden = heads * hd;
     let qkv = rng.vec(batch * seq * 3 * hidden, 2.0);
-    let mask = lengths_to_mask(lengths, seq);
+    let mask = reference::lengths_to_mask(lengths, seq);
     let got = pollster::block_on(ctx.run_attention(&qkv, &mask, (batch, seq, heads, hd), relative))
         .unwrap();
-    let mut want = vec![0f64; batch * seq * hidden];
-    let at = |b: usize, t: usize, part: usize, h: usize, d: usize| {
-        qkv[(b * seq + t) * 3 * hidden + part * hidden + h * hd + d] as f64
-    };
-    let bias = |h: usize, i: usize, j: usize| match relative {
-        Some((table, buckets)) => {
-            let bucket = relative_position_bucket(j as i64 - i as i64, buckets, 128);
-            table[bucket * heads + h] as f64
-        }
-        None => 0.0,
-    };
-    for b in 0..batch {
-        for h in 0..heads {
-            for i in 0..seq {
-                let scores: Vec<f64> = (0..seq)
-                    .map(|j| {
-                        if mask[b * seq + j] == 0 {
-                            f64::NEG_INFINITY
-                        } else {
-                            (0..hd)
-                                .map(|d| at(b, i, 0, h, d) * at(b, j, 1, h, d))
-                                .sum::<f64>()
-                                / (hd as f64).sqrt()
-                                + bias(h, i, j)
-                        }
-                    })
-                    .collect();
-                let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
-                let total: f64 = e.iter().sum();
-                for d in 0..hd {
-                    want[(b * seq + i) * hidden + h * hd + d] =
-                        (0..seq).map(|j| e[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
-                }
-            }
-        }
-    }
+    let want = reference::attention(&qkv, &mask, (batch, seq, heads, hd), relative);
     let err = max_err(&got, &want);
     println!(
         "attention lengths {lengths:?} seq {seq} heads {heads}×{hd} relative bias {}, softmax \
@@ -460,36 +361,13 @@ fn every_pooling_mode_and_l2_normalisation_match_the_cpu() {
     let ctx = gpu();
     let mut rng = Rng(4);
     for pooling in [Pooling::Mean, Pooling::Cls, Pooling::Last, Pooling::Max] {
-        for (lengths, seq, dim) in [
-            (vec![1usize], 1usize, 384usize),
-            (vec![11, 3, 7, 1, 11], 11, 384),
-            (vec![40, 2], 40, 130),
-            (vec![5, 1, 2], 5, 768),
-        ] {
+        for (lengths, seq, dim) in reference::pooling_cases() {
             let batch = lengths.len();
             let x = rng.vec(batch * seq * dim, 1.0);
-            let mask = lengths_to_mask(&lengths, seq);
+            let mask = reference::lengths_to_mask(&lengths, seq);
             let got =
                 pollster::block_on(ctx.run_pool_l2(&x, &mask, (batch, seq, dim), pooling)).unwrap();
-            let mut want = vec![0f64; batch * dim];
-            for b in 0..batch {
-                let token = |t: usize, c: usize| x[(b * seq + t) * dim + c] as f64;
-                let kept = 0..lengths[b];
-                let v: Vec<f64> = (0..dim)
-                    .map(|c| match pooling {
-                        Pooling::Mean => {
-                            kept.clone().map(|t| token(t, c)).sum::<f64>() / lengths[b] as f64
-                        }
-                        Pooling::Cls => token(0, c),
-                        Pooling::Last => token(lengths[b] - 1, c),
-                        Pooling::Max => kept.clone().map(|t| token(t, c)).fold(f64::MIN, f64::max),
-                    })
-                    .collect();
-                let norm = v.iter().map(|v| v * v).sum::<f64>().sqrt();
-                for c in 0..dim {
-                    want[b * dim + c] = v[c] / norm;
-                }
-            }
+            let want = reference::pool_l2(&x, &mask, (batch, seq, dim), pooling);
             let err = max_err(&got, &want);
             println!("pool {pooling:?}+L2 lengths {lengths:?} dim {dim}: max error {err:.2e}");
             assert!(err < 1e-6, "pooling {pooling:?}: error {err}");
@@ -510,12 +388,7 @@ fn embedding_sum_matches_the_cpu() {
     let pos = rng.vec(512 * cols, 1.0);
     let type0 = rng.vec(cols, 1.0);
     let got = pollster::block_on(ctx.run_embed_add(&x, &pos, &type0, (rows, seq, cols))).unwrap();
-    let want: Vec<f64> = (0..rows * cols)
-        .map(|i| {
-            let (r, c) = (i / cols, i % cols);
-            x[i] as f64 + pos[(r % seq) * cols + c] as f64 + type0[c] as f64
-        })
-        .collect();
+    let want = reference::embed_add(&x, &pos, &type0, (seq, cols));
     assert!(max_err(&got, &want) < 1e-6);
 }
 
@@ -527,17 +400,22 @@ struct Parity {
 }
 
 /// The fixture texts of `model` (its `dtype` file) embedded on the GPU, against the CPU
-/// backend and against sentence-transformers.
+/// backend and against sentence-transformers; f32 activations (the path of adapters without
+/// `shader-f16`, as Chromium's SwiftShader): tests/webgpu_features.rs checks f16's parity.
 fn gpu_parity(model: &str, dtype: &str, batch_size: usize) -> Parity {
     let fixture = common::fixture(model);
     let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
     let bytes = common::model_bytes(model, dtype);
     let cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
     let started = std::time::Instant::now();
+    let options = GpuOptions {
+        no_f16: true,
+        ..Default::default()
+    };
     let (mut gpu, auto) = pollster::block_on(webgpu::load_embedder_async(
         bytes,
         BackendKind::WebGpu,
-        &GpuOptions::default(),
+        &options,
     ))
     .unwrap_or_else(|e| panic!("the GPU backend must load {model} {dtype}: {e:#}"));
     let loaded = started.elapsed().as_secs_f64();

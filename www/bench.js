@@ -36,7 +36,7 @@ function adapterOf(model) {
   return {
     name: adapterLabel(a), backend: a.backend, device_type: a.device_type, driver: a.driver,
     software: !!s.software_adapter, wgpu_name: a.name, browser_info: a.browser_info || null,
-    features: a.features || [],
+    features: a.features || [], features_used: a.features_used || [],
   };
 }
 

@@ -293,10 +293,11 @@ export const ERR = Object.freeze({
  * @property {'cpu'|'webgpu'|'auto'} requested
  * @property {'cpu'|'webgpu'} active
  * @property {{name: string, backend: string, device_type: string, driver: string, software: boolean,
- *   features: string[],
+ *   features: string[], features_used: string[],
  *   browser_info?: {vendor: string, architecture: string, device: string, description: string}}|null} adapter
  *   browser_info: the browser's GPUAdapterInfo (wgpu gets no adapter name in the browser);
  *   features: the optional WebGPU features the kernels can use that the adapter offers ("shader-f16", "subgroups")
+ *   features_used: those the kernels use (f16 activations, subgroup reductions; not when switched off)
  * @property {boolean} software_adapter  a software fallback adapter (SwiftShader…): the GPU is emulated on the CPU
  * @property {string|null} fallback_reason  why the CPU runs although WebGPU was asked for
  * @property {string[]} notices  oldest first; grows when the GPU fails mid-run (the batch is redone on the CPU)

@@ -13,7 +13,7 @@ use wgpu::util::DeviceExt;
 
 use crate::error::{coded, ErrorCode};
 
-use super::kernels::{Kernels, Op, Shape};
+use super::kernels::{Activations, Kernels, Op, Shape};
 
 pub(crate) fn f32_bytes(data: &[f32]) -> Vec<u8> {
     data.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -277,6 +277,16 @@ pub(crate) fn upload_f32(device: &GpuDevice, label: &str, data: &[f32]) -> wgpu:
     upload_bytes(device, label, f32_bytes(data))
 }
 
+/// A storage buffer initialised from `data` stored as `stored` (the kernel runs' inputs).
+pub(crate) fn upload_values(
+    device: &GpuDevice,
+    label: &str,
+    stored: Activations,
+    data: &[f32],
+) -> wgpu::Buffer {
+    upload_bytes(device, label, stored.encode(data))
+}
+
 /// A storage buffer of weights initialised from raw bytes (quantized blocks as the file
 /// stores them).
 pub(crate) fn upload_bytes(device: &GpuDevice, label: &str, bytes: Vec<u8>) -> wgpu::Buffer {
@@ -458,7 +468,17 @@ pub(crate) async fn read_f32(
     len: usize,
     after: Option<wgpu::SubmissionIndex>,
 ) -> Result<Vec<f32>> {
-    let bytes = (len.max(1) * 4) as u64;
+    read_values(device, buffer, (len, Activations::F32), after).await
+}
+
+/// [`read_f32`] for `len` values stored as `stored` (f32 or f16).
+pub(crate) async fn read_values(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+    (len, stored): (usize, Activations),
+    after: Option<wgpu::SubmissionIndex>,
+) -> Result<Vec<f32>> {
+    let bytes = ((len.max(1) * stored.bytes()).next_multiple_of(4)) as u64;
     let state = Arc::new(Mutex::new(MapState::default()));
     let callback_state = state.clone();
     buffer
@@ -487,10 +507,9 @@ pub(crate) async fn read_f32(
             .slice(..bytes)
             .get_mapped_range()
             .map_err(|e| anyhow!("reading results back from the GPU failed: {e:?}"))?;
-        view.chunks_exact(4)
-            .take(len)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+        let mut values = stored.decode(&view);
+        values.truncate(len);
+        values
     };
     buffer.unmap();
     Ok(out)

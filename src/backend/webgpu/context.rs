@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
 
 use super::buffers::{GpuDevice, MemoryLimits};
-use super::kernels::Kernels;
+use super::kernels::{Activations, Kernels};
 
 /// Options for opening the GPU.
 #[derive(Debug, Clone, Default)]
@@ -21,9 +21,12 @@ pub struct GpuOptions {
     /// Refuse a model whose buffers would take more than this many bytes in all (WebGPU does
     /// not report a device's memory size; natively `SR_BENCH_GPU_MEMORY_MB`).
     pub memory_budget: Option<u64>,
-    /// Plain kernels even where the adapter offers optional features (`subgroups`): the
-    /// tests run both ways; natively `SR_BENCH_GPU_PLAIN=1`.
+    /// Plain kernels even where the adapter offers optional features (`subgroups`,
+    /// `shader-f16`): the tests run both ways; natively `SR_BENCH_GPU_PLAIN=1`.
     pub plain_kernels: bool,
+    /// f32 activations even where the adapter offers `shader-f16` (only that feature off;
+    /// natively `SR_BENCH_GPU_F16=0`).
+    pub no_f16: bool,
     /// One batch at a time instead of two in flight (the overlap's benchmark and test;
     /// natively `SR_BENCH_GPU_IN_FLIGHT=1`).
     pub one_batch_in_flight: bool,
@@ -45,6 +48,7 @@ impl GpuOptions {
                 .and_then(|mb| mb.trim().parse::<u64>().ok())
                 .map(|mb| mb * 1_000_000);
             options.plain_kernels = std::env::var("SR_BENCH_GPU_PLAIN").is_ok_and(|v| v == "1");
+            options.no_f16 = std::env::var("SR_BENCH_GPU_F16").is_ok_and(|v| v.trim() == "0");
             options.one_batch_in_flight =
                 std::env::var("SR_BENCH_GPU_IN_FLIGHT").is_ok_and(|n| n.trim() == "1");
         }
@@ -68,6 +72,9 @@ pub struct AdapterSummary {
     /// The optional WebGPU features the kernels could use that the adapter offers:
     /// "shader-f16", "subgroups".
     pub features: Vec<String>,
+    /// Those of `features` the kernels use (requested on the device; not when refused by
+    /// `GpuOptions`): "shader-f16" (f16 activations), "subgroups" (reductions).
+    pub features_used: Vec<String>,
 }
 
 impl AdapterSummary {
@@ -91,14 +98,8 @@ impl AdapterSummary {
             device_type: device_type.into(),
             driver: info.driver.clone(),
             software: info.device_type == wgpu::DeviceType::Cpu,
-            features: [
-                (wgpu::Features::SHADER_F16, "shader-f16"),
-                (wgpu::Features::SUBGROUP, "subgroups"),
-            ]
-            .into_iter()
-            .filter(|(f, _)| features.contains(*f))
-            .map(|(_, name)| name.to_string())
-            .collect(),
+            features: feature_names(features),
+            features_used: Vec::new(),
         }
     }
 
@@ -114,6 +115,18 @@ impl AdapterSummary {
     }
 }
 
+/// The names of the optional features the kernels can use among `features`.
+fn feature_names(features: wgpu::Features) -> Vec<String> {
+    [
+        (wgpu::Features::SHADER_F16, "shader-f16"),
+        (wgpu::Features::SUBGROUP, "subgroups"),
+    ]
+    .into_iter()
+    .filter(|(f, _)| features.contains(*f))
+    .map(|(_, name)| name.to_string())
+    .collect()
+}
+
 /// An open WebGPU device with the compiled kernels.
 pub struct GpuContext {
     pub(crate) device: GpuDevice,
@@ -124,6 +137,8 @@ pub struct GpuContext {
     pub(crate) in_flight: usize,
     /// The reductions (LayerNorm, pooling, softmax) use subgroup operations (the device has the `subgroups` feature).
     pub subgroups: bool,
+    /// Activations are stored as f16 (the device has the `shader-f16` feature).
+    pub f16: bool,
     pub adapter: AdapterSummary,
     failure: Arc<Mutex<Option<String>>>,
 }
@@ -166,14 +181,16 @@ impl GpuContext {
             max_buffer_size: available.max_buffer_size.min(cap),
             ..wgpu::Limits::default()
         };
-        // Subgroups for the reductions when the adapter has them (and they are not refused).
-        let subgroups =
-            !options.plain_kernels && adapter.features().contains(wgpu::Features::SUBGROUP);
-        let features = if subgroups {
-            wgpu::Features::SUBGROUP
-        } else {
-            wgpu::Features::empty()
-        };
+        // Subgroups for the reductions, f16 for the activations, when the adapter has them
+        // (and they are not refused).
+        let offered = adapter.features();
+        let subgroups = !options.plain_kernels && offered.contains(wgpu::Features::SUBGROUP);
+        let f16 = !options.plain_kernels
+            && !options.no_f16
+            && offered.contains(wgpu::Features::SHADER_F16);
+        let mut features = wgpu::Features::empty();
+        features.set(wgpu::Features::SUBGROUP, subgroups);
+        features.set(wgpu::Features::SHADER_F16, f16);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("sr-bench"),
@@ -198,7 +215,7 @@ impl GpuContext {
                 .unwrap()
                 .get_or_insert_with(|| format!("the GPU device was lost ({reason:?}): {message}"));
         });
-        let kernels = Kernels::new(&device, subgroups);
+        let kernels = Kernels::new(&device, subgroups, Self::activations_of(f16));
         let memory_limits = MemoryLimits {
             max_buffer_size: limits.max_buffer_size,
             max_storage_binding: limits.max_storage_buffer_binding_size,
@@ -209,11 +226,28 @@ impl GpuContext {
             queue,
             kernels,
             limits,
-            adapter: AdapterSummary::new(&info, adapter.features()),
+            adapter: AdapterSummary {
+                features_used: feature_names(features),
+                ..AdapterSummary::new(&info, offered)
+            },
             in_flight: if options.one_batch_in_flight { 1 } else { 2 },
             subgroups,
+            f16,
             failure,
         })
+    }
+
+    fn activations_of(f16: bool) -> Activations {
+        if f16 {
+            Activations::F16
+        } else {
+            Activations::F32
+        }
+    }
+
+    /// How the activations between kernels are stored.
+    pub(crate) fn activations(&self) -> Activations {
+        Self::activations_of(self.f16)
     }
 
     /// Fails once the device is lost or reported an error outside an error scope.

@@ -86,8 +86,11 @@ impl GpuBert {
             "uploading {what}: the buffers created ({uploaded:?}) differ from the plan \
              ({planned:?})"
         );
-        // The widest activation is [rows, max(3·hidden, intermediate)] f32.
-        let widest = (3 * weights.dims.hidden).max(weights.dims.inter) as u64 * 4;
+        // The widest activation is [rows, max(3·hidden, intermediate)] as stored, or the f32
+        // residual stream [rows, hidden].
+        let dims = &weights.dims;
+        let widest = ((3 * dims.hidden).max(dims.inter) * ctx.activations().bytes())
+            .max(dims.hidden * 4) as u64;
         let max_binding = ctx
             .limits
             .max_storage_buffer_binding_size

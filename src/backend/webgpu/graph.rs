@@ -44,8 +44,12 @@ impl Graph {
             eps,
             ..
         } = w.dims;
-        let act = |label: &str, width: usize| storage(d, label, (rows * width * 4) as u64);
-        let x = act("x", hidden);
+        // The residual stream `x` (the word rows, then each sum LayerNorm reads) stays f32;
+        // the other activations are stored as `ctx.activations()` (f16: half the bytes).
+        let value_bytes = ctx.activations().bytes();
+        let act =
+            |label: &str, width: usize| storage(d, label, (rows * width * value_bytes) as u64);
+        let x = storage(d, "x", (rows * hidden * 4) as u64);
         let h = act("h", hidden);
         let h2 = act("h2", hidden);
         let context = act("context", hidden);

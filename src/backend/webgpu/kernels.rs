@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 
 use super::params::{
     AttentionParams, ElementwiseParams, LayerNormParams, MatmulParams, PoolingParams,
-    UniformParams, POOL_CLS, POOL_LAST, POOL_MAX, POOL_MEAN,
+    UniformParams, FLAG_RESIDUAL, POOL_CLS, POOL_LAST, POOL_MAX, POOL_MEAN,
 };
 use crate::model::Pooling;
 
@@ -31,6 +31,64 @@ const ENABLE_SUBGROUPS: &str = if cfg!(target_arch = "wasm32") {
 } else {
     ""
 };
+
+/// How activations (the buffers between kernels, but the f32 residual stream) are stored:
+/// f32, or f16 with the `shader-f16` feature (half the memory and traffic). Kernels always
+/// compute in f32: they load `f32(a[i])` and store `Act(v)`, `Act` being the alias prepended
+/// here, so each kernel has one source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Activations {
+    F32,
+    F16,
+}
+
+impl Activations {
+    /// Bytes per stored value.
+    pub fn bytes(self) -> usize {
+        match self {
+            Self::F32 => 4,
+            Self::F16 => 2,
+        }
+    }
+
+    /// `alias Act`, after the directive f16 storage needs (naga requires it too).
+    fn wgsl(self) -> &'static str {
+        match self {
+            Self::F32 => "alias Act = f32;\n",
+            Self::F16 => "enable f16;\nalias Act = f16;\n",
+        }
+    }
+
+    /// Host values as this type's little-endian bytes (f16: rounded to nearest).
+    pub fn encode(self, data: &[f32]) -> Vec<u8> {
+        match self {
+            Self::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            Self::F16 => data
+                .iter()
+                .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+                .collect(),
+        }
+    }
+
+    /// The values of this type's little-endian bytes.
+    pub fn decode(self, bytes: &[u8]) -> Vec<f32> {
+        match self {
+            Self::F32 => bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            Self::F16 => bytes
+                .chunks_exact(2)
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+        }
+    }
+}
+
+/// The matmul's output alias: the residual-adding projections write the f32 residual
+/// stream (`x`, the sums LayerNorm reads), the others an activation.
+const MATMUL_OUT_ACT: &str = "alias Out = Act;\n";
+const MATMUL_OUT_F32: &str = "alias Out = f32;\n";
 
 /// Output tile of the matmul kernel (rows and columns per workgroup).
 const MATMUL_TILE: u32 = 64;
@@ -82,9 +140,10 @@ impl WeightFormat {
 }
 
 /// The compiled compute pipelines (one per kernel entry point; the matmul once per
-/// [`WeightFormat`], in `WeightFormat::ALL` order).
+/// [`WeightFormat`], in `WeightFormat::ALL` order, each writing an activation or, with
+/// [`FLAG_RESIDUAL`], the f32 residual stream).
 pub(crate) struct Kernels {
-    matmul: [wgpu::ComputePipeline; 3],
+    matmul: [[wgpu::ComputePipeline; 2]; 3],
     layer_norm: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
     pooling: wgpu::ComputePipeline,
@@ -94,8 +153,9 @@ pub(crate) struct Kernels {
 
 impl Kernels {
     /// Compiles the kernels; `subgroups`: the device has the `subgroups` feature, and the
-    /// reductions (LayerNorm, pooling, the attention's softmax) use it.
-    pub fn new(device: &wgpu::Device, subgroups: bool) -> Self {
+    /// reductions (LayerNorm, pooling, the attention's softmax) use it; `act`: how
+    /// activations are stored (f16 needs the `shader-f16` feature).
+    pub fn new(device: &wgpu::Device, subgroups: bool, act: Activations) -> Self {
         let module = |label: &str, parts: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -113,10 +173,11 @@ impl Kernels {
             })
         };
         let [layer_norm, attention, pooling, elementwise] =
-            sources(subgroups).map(|(label, parts)| module(label, &parts));
+            sources(subgroups, act).map(|(label, parts)| module(label, &parts));
         Self {
-            matmul: matmul_sources()
-                .map(|(label, parts)| pipeline(label, &module(label, &parts), "main")),
+            matmul: matmul_sources(act).map(|outputs| {
+                outputs.map(|(label, parts)| pipeline(label, &module(label, &parts), "main"))
+            }),
             layer_norm: pipeline("layer_norm", &layer_norm, "main"),
             attention: pipeline("attention", &attention, "main"),
             pooling: pipeline("pooling", &pooling, "main"),
@@ -128,7 +189,9 @@ impl Kernels {
     /// The pipeline that runs `op`.
     pub fn pipeline(&self, op: &Op) -> &wgpu::ComputePipeline {
         match op {
-            Op::Matmul { format, .. } => &self.matmul[*format as usize],
+            Op::Matmul { format, flags, .. } => {
+                &self.matmul[*format as usize][usize::from(flags & FLAG_RESIDUAL != 0)]
+            }
             Op::LayerNorm { .. } => &self.layer_norm,
             Op::Attention { .. } => &self.attention,
             Op::PoolL2 { .. } => &self.pooling,
@@ -138,37 +201,41 @@ impl Kernels {
     }
 }
 
-/// The matmul's modules, one per [`WeightFormat`]: the same kernel after each format's
-/// `load_weight`.
-fn matmul_sources() -> [(&'static str, Vec<&'static str>); 3] {
+/// The matmul's modules, per [`WeightFormat`] the same kernel after that format's
+/// `load_weight`, writing an activation and (for [`FLAG_RESIDUAL`]) the f32 residual stream.
+fn matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 3] {
     WeightFormat::ALL.map(|f| {
-        let mut parts = vec![MatmulParams::WGSL, COMMON];
-        parts.extend(f.wgsl());
-        parts.push(MATMUL);
-        (f.label(), parts)
+        [MATMUL_OUT_ACT, MATMUL_OUT_F32].map(|out| {
+            let mut parts = vec![act.wgsl(), out, MatmulParams::WGSL, COMMON];
+            parts.extend(f.wgsl());
+            parts.push(MATMUL);
+            (f.label(), parts)
+        })
     })
 }
 
 /// Each other shader module's label and source parts: its parameter struct, then the WGSL
-/// files (the reductions' `reduce_sum` / `reduce_max` with or without subgroups).
-fn sources(subgroups: bool) -> [(&'static str, Vec<&'static str>); 4] {
+/// files (the reductions' `reduce_sum` / `reduce_max` with or without subgroups), after the
+/// `Act` alias. The element-wise kernels work on the f32 residual stream only.
+fn sources(subgroups: bool, act: Activations) -> [(&'static str, Vec<&'static str>); 4] {
     let (enable, reduce) = if subgroups {
         (ENABLE_SUBGROUPS, REDUCE_SUBGROUP)
     } else {
         ("", REDUCE)
     };
+    let act = act.wgsl();
     [
         (
             "layer_norm",
-            vec![enable, LayerNormParams::WGSL, LAYERNORM, reduce],
+            vec![enable, act, LayerNormParams::WGSL, LAYERNORM, reduce],
         ),
         (
             "attention",
-            vec![enable, AttentionParams::WGSL, ATTENTION, reduce],
+            vec![enable, act, AttentionParams::WGSL, ATTENTION, reduce],
         ),
         (
             "pooling",
-            vec![enable, PoolingParams::WGSL, POOLING, reduce],
+            vec![enable, act, PoolingParams::WGSL, POOLING, reduce],
         ),
         (
             "elementwise",
@@ -366,17 +433,35 @@ mod tests {
     use wgpu::naga;
 
     /// Every module (generated `Params` included) parses and validates without a GPU, with
-    /// and without subgroups (which need that capability). Every module may use
+    /// and without subgroups and f16 activations (which need those capabilities). Every module may use
     /// `unpack2x16float` (the quantized weights' f16 scales), core WGSL that naga lists as a
     /// capability (wgpu grants it on every WebGPU, Vulkan, Metal and DX12 device).
     #[test]
     fn shaders_validate() {
-        let core = naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32;
-        let with = core | naga::valid::Capabilities::SUBGROUP;
-        let sources = [(false, core), (true, with)]
-            .into_iter()
-            .flat_map(|(subgroups, caps)| super::sources(subgroups).map(|s| (s, caps)))
-            .chain(super::matmul_sources().map(|s| (s, core)));
+        use super::Activations;
+        use naga::valid::Capabilities as C;
+        let core = C::SHADER_FLOAT16_IN_FLOAT32;
+        let caps = |subgroups: bool, act| {
+            let mut c = core;
+            c.set(C::SUBGROUP, subgroups);
+            c.set(C::SHADER_FLOAT16, act == Activations::F16);
+            c
+        };
+        let mut sources = Vec::new();
+        for act in [Activations::F32, Activations::F16] {
+            for subgroups in [false, true] {
+                let c = caps(subgroups, act);
+                sources.extend(super::sources(subgroups, act).map(|s| (s, c)));
+            }
+            let c = caps(false, act);
+            sources.extend(
+                super::matmul_sources(act)
+                    .into_iter()
+                    .flatten()
+                    .map(|s| (s, c)),
+            );
+        }
+        assert_eq!(sources.len(), 2 * (2 * 4 + 3 * 2));
         for ((label, parts), capabilities) in sources {
             let module = naga::front::wgsl::parse_str(&parts.concat())
                 .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&parts.concat())));

@@ -31,7 +31,7 @@
 //!   LayerNorm, FFN-in + GELU, FFN-out + residual, LayerNorm; plus 2 for the embeddings and 1
 //!   for pooling: 45 for MiniLM, all in one compute pass, **one submit and one readback per
 //!   batch** (`batch × hidden` floats).
-//! * **Buffers.** Activations (`[rows, width]` f32), the mask and the readback buffer are
+//! * **Buffers.** Activations (`[rows, width]` f32 or f16), the mask and the readback buffer are
 //!   reused across batches (a [`graph`] of recorded steps): allocated for the first batch, grown
 //!   to the next power of two when a batch has more tokens; their bind groups are built once
 //!   with them. Per batch the word rows, the mask and one buffer of parameter blocks (one
@@ -45,8 +45,11 @@
 //! * **Two batches in flight.** Two graphs: batch i+1 is written, recorded and submitted into
 //!   one before batch i is read back from the other (`EncoderBackend::encode_many`).
 //! * **Optional features.** `subgroups`, when the adapter has it, for the LayerNorm,
-//!   pooling and softmax reductions (`wgsl/reduce_subgroup.wgsl`; `GpuOptions::plain_kernels` keeps
-//!   `wgsl/reduce.wgsl`).
+//!   pooling and softmax reductions (`wgsl/reduce_subgroup.wgsl`; `GpuOptions::plain_kernels`
+//!   keeps `wgsl/reduce.wgsl`). `shader-f16`, when the adapter has it, stores the activations
+//!   between kernels (all but the f32 residual stream `x`) as f16, computed in f32
+//!   ([`kernels::Activations`]; off with `plain_kernels` or `GpuOptions::no_f16`,
+//!   `SR_BENCH_GPU_F16=0`). `AdapterSummary::features_used` says which are in use.
 //! * **Async.** Readback is asynchronous by nature ([`GpuBert::encode_async`]), while
 //!   [`EncoderBackend::encode`] is synchronous. The smallest clean bridge: the GPU encoder's
 //!   own API is `async`; natively the future is driven by `pollster` and the readback waits in

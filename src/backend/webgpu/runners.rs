@@ -6,25 +6,28 @@ use anyhow::{bail, Result};
 use candle_core::quantized::{GgmlDType, QTensor};
 
 use super::buffers::{
-    params_bytes, read_f32, record, staging, storage, uniform, upload_bytes, upload_f32,
-    upload_u32, ErrorScopes, Step,
+    params_bytes, read_values, record, staging, storage, uniform, upload_bytes, upload_f32,
+    upload_u32, upload_values, ErrorScopes, Step,
 };
 use super::context::GpuContext;
-use super::kernels::{check_attention_shape, Op, Shape, WeightFormat, ATTENTION_MAX_SEQ};
+use super::kernels::{
+    check_attention_shape, Activations, Op, Shape, WeightFormat, ATTENTION_MAX_SEQ,
+};
 use super::params::{FLAG_GELU, FLAG_RESIDUAL};
 use crate::backend::cpu::relative_bias_by_distance;
 use crate::model::Pooling;
 
 impl GpuContext {
     /// Runs `op` once over `shape` with `buffers` bound after its parameter block and
-    /// returns the first `output_len` values of `output` (one of `buffers`).
+    /// returns the first `output_len` values of `output` (one of `buffers`), stored as
+    /// `stored`.
     async fn run_one(
         &self,
         op: Op,
         shape: Shape,
         buffers: &[&wgpu::Buffer],
         output: &wgpu::Buffer,
-        output_len: usize,
+        (output_len, stored): (usize, Activations),
     ) -> Result<Vec<f32>> {
         self.check()?;
         let d = &self.device;
@@ -33,16 +36,19 @@ impl GpuContext {
         let steps = [Step::new(d, &self.kernels, op, (&params, 0), buffers)];
         self.queue
             .write_buffer(&params, 0, &params_bytes(&steps, shape, params.size()));
-        let readback = staging(d, (output_len * 4) as u64);
+        let bytes = (output_len.max(1) * stored.bytes()).next_multiple_of(4) as u64;
+        let readback = staging(d, bytes);
         let mut encoder = d.create_command_encoder(&Default::default());
         record(&mut encoder, &self.kernels, &steps, shape);
-        encoder.copy_buffer_to_buffer(output, 0, &readback, 0, (output_len.max(1) * 4) as u64);
+        encoder.copy_buffer_to_buffer(output, 0, &readback, 0, bytes);
         self.queue.submit([encoder.finish()]);
         scopes.close("in a kernel run").await?;
-        read_f32(d, &readback, output_len, None).await
+        read_values(d, &readback, (output_len, stored), None).await
     }
 
     /// `act(x·wᵀ + bias) (+ residual)`: x `[m, k]`, w `[n, k]`, bias `[n]`, residual `[m, n]`.
+    /// x and residual are stored as the activations are (f16 rounds them), as is the output
+    /// unless a residual is added (then it is the f32 residual stream, as in the encoder).
     pub async fn run_matmul(
         &self,
         x: &[f32],
@@ -94,28 +100,36 @@ impl GpuContext {
         check_len("x", x, m * k)?;
         check_len("bias", bias, n)?;
         let d = &self.device;
-        let (xb, bb) = (upload_f32(d, "x", x), upload_f32(d, "b", bias));
+        let act = self.activations();
+        let (xb, bb) = (upload_values(d, "x", act, x), upload_f32(d, "b", bias));
         let rb = match residual {
             Some(r) => {
                 check_len("residual", r, m * n)?;
-                upload_f32(d, "residual", r)
+                upload_values(d, "residual", act, r)
             }
             None => xb.clone(),
         };
+        let out = if residual.is_some() {
+            Activations::F32
+        } else {
+            act
+        };
         let flags =
             if gelu { FLAG_GELU } else { 0 } | if residual.is_some() { FLAG_RESIDUAL } else { 0 };
-        let y = storage(d, "y", (m * n * 4) as u64);
+        let y = storage(d, "y", (m * n * out.bytes()) as u64);
         let op = Op::Matmul {
             n,
             k,
             flags,
             format,
         };
-        self.run_one(op, Shape::rows(m), &[&xb, wb, &bb, &rb, &y], &y, m * n)
+        let buffers = [&xb, wb, &bb, &rb, &y];
+        self.run_one(op, Shape::rows(m), &buffers, &y, (m * n, out))
             .await
     }
 
-    /// Row-wise LayerNorm of x `[rows, cols]`.
+    /// Row-wise LayerNorm of x `[rows, cols]` (f32, the residual stream); the output is
+    /// stored as the activations are.
     pub async fn run_layer_norm(
         &self,
         x: &[f32],
@@ -128,7 +142,8 @@ impl GpuContext {
         check_len("gamma", gamma, cols)?;
         check_len("beta", beta, cols)?;
         let d = &self.device;
-        let y = storage(d, "y", (rows * cols * 4) as u64);
+        let act = self.activations();
+        let y = storage(d, "y", (rows * cols * act.bytes()) as u64);
         let inputs = [
             upload_f32(d, "x", x),
             upload_f32(d, "gamma", gamma),
@@ -136,13 +151,20 @@ impl GpuContext {
         ];
         let op = Op::LayerNorm { cols, eps };
         let [xb, gb, bb] = &inputs;
-        self.run_one(op, Shape::rows(rows), &[xb, gb, bb, &y], &y, rows * cols)
-            .await
+        self.run_one(
+            op,
+            Shape::rows(rows),
+            &[xb, gb, bb, &y],
+            &y,
+            (rows * cols, act),
+        )
+        .await
     }
 
     /// Masked multi-head attention. `qkv`: `[batch·seq, 3·heads·head_dim]` (q | k | v per
     /// token), `mask`: `[batch·seq]` (1 = token); `relative`: MPNet's bias table
-    /// `[buckets, heads]` and its bucket count. Returns the context `[batch·seq, hidden]`.
+    /// `[buckets, heads]` and its bucket count. Returns the context `[batch·seq, hidden]`;
+    /// qkv and the context are stored as the activations are.
     pub async fn run_attention(
         &self,
         qkv: &[f32],
@@ -157,7 +179,11 @@ impl GpuContext {
         }
         check_attention_shape(seq, head_dim)?;
         let d = &self.device;
-        let (qkv, mask) = (upload_f32(d, "qkv", qkv), upload_u32(d, "mask", mask));
+        let act = self.activations();
+        let (qkv, mask) = (
+            upload_values(d, "qkv", act, qkv),
+            upload_u32(d, "mask", mask),
+        );
         let bias = match relative {
             Some((table, buckets)) => {
                 check_len("relative bias", table, buckets * heads)?;
@@ -166,7 +192,7 @@ impl GpuContext {
             None => vec![0.0],
         };
         let bias = upload_f32(d, "relative bias", &bias);
-        let ctx = storage(d, "ctx", (batch * seq * hidden * 4) as u64);
+        let ctx = storage(d, "ctx", (batch * seq * hidden * act.bytes()) as u64);
         let op = Op::Attention {
             heads,
             head_dim,
@@ -174,11 +200,12 @@ impl GpuContext {
         };
         let shape = Shape::batch(batch, seq);
         let buffers = [&qkv, &mask, &bias, &ctx];
-        self.run_one(op, shape, &buffers, &ctx, batch * seq * hidden)
+        self.run_one(op, shape, &buffers, &ctx, (batch * seq * hidden, act))
             .await
     }
 
-    /// Pooling over the mask, then L2 normalisation: x `[batch·seq, dim]` → `[batch, dim]`.
+    /// Pooling over the mask, then L2 normalisation: x `[batch·seq, dim]` (stored as the
+    /// activations are) → `[batch, dim]` f32.
     pub async fn run_pool_l2(
         &self,
         x: &[f32],
@@ -188,7 +215,8 @@ impl GpuContext {
     ) -> Result<Vec<f32>> {
         check_len("x", x, batch * seq * dim)?;
         let d = &self.device;
-        let (x, mask) = (upload_f32(d, "x", x), upload_u32(d, "mask", mask));
+        let x = upload_values(d, "x", self.activations(), x);
+        let mask = upload_u32(d, "mask", mask);
         let out = storage(d, "pooled", (batch * dim * 4) as u64);
         let shape = Shape::batch(batch, seq);
         self.run_one(
@@ -196,7 +224,7 @@ impl GpuContext {
             shape,
             &[&x, &mask, &out],
             &out,
-            batch * dim,
+            (batch * dim, Activations::F32),
         )
         .await
     }
@@ -205,7 +233,8 @@ impl GpuContext {
     pub async fn run_gelu(&self, x: &[f32]) -> Result<Vec<f32>> {
         let buffer = upload_f32(&self.device, "x", x);
         let shape = Shape::rows(x.len());
-        self.run_one(Op::Gelu, shape, &[&buffer], &buffer, x.len())
+        let out = (x.len(), Activations::F32);
+        self.run_one(Op::Gelu, shape, &[&buffer], &buffer, out)
             .await
     }
 
@@ -231,7 +260,8 @@ impl GpuContext {
             seq,
         };
         let op = Op::EmbedAdd { cols };
-        self.run_one(op, shape, &[&buffer, &pb, &tb], &buffer, x.len())
+        let out = (x.len(), Activations::F32);
+        self.run_one(op, shape, &[&buffer, &pb, &tb], &buffer, out)
             .await
     }
 }

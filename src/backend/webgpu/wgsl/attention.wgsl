@@ -4,13 +4,14 @@
 // MPNet adds a learned relative-position bias to every score: rel_bias[h, j − i + rel_span − 1]
 // (its buckets resolved per distance on the CPU, once per model); rel_span = 0 means none.
 
-// `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in ../params.rs.
+// `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in ../params.rs, and
+// `Act`, how activations are stored (f32 or f16; computed in f32).
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> qkv: array<f32>;
+@group(0) @binding(1) var<storage, read> qkv: array<Act>;
 @group(0) @binding(2) var<storage, read> mask: array<u32>;
 @group(0) @binding(3) var<storage, read> rel_bias: array<f32>;
-@group(0) @binding(4) var<storage, read_write> ctx: array<f32>;
+@group(0) @binding(4) var<storage, read_write> ctx: array<Act>;
 
 const WG: u32 = 64u;
 const MAX_SEQ: u32 = 512u;
@@ -32,7 +33,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let stride = 3u * p.hidden;
     let row_q = (b * p.seq + i) * stride + h * p.head_dim;
     if (lid < p.head_dim) {
-        qs[lid] = qkv[row_q + lid];
+        qs[lid] = f32(qkv[row_q + lid]);
     }
     workgroupBarrier();
 
@@ -43,7 +44,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             let row_k = (b * p.seq + j) * stride + p.hidden + h * p.head_dim;
             var qk = 0.0;
             for (var d = 0u; d < p.head_dim; d++) {
-                qk = fma(qs[d], qkv[row_k + d], qk);
+                qk = fma(qs[d], f32(qkv[row_k + d]), qk);
             }
             s = qk * p.scale;
             if (p.rel_span != 0u) {
@@ -74,7 +75,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     var acc = 0.0;
     for (var j = part; j < p.seq; j += parts) {
         let row_v = (b * p.seq + j) * stride + 2u * p.hidden + h * p.head_dim;
-        acc = fma(scores[j], qkv[row_v + d], acc);
+        acc = fma(scores[j], f32(qkv[row_v + d]), acc);
     }
     partials[lid] = acc;
     workgroupBarrier();
@@ -87,6 +88,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         if (total > 0.0) {
             res = sum / total;
         }
-        ctx[(b * p.seq + i) * p.hidden + h * p.head_dim + d] = res;
+        ctx[(b * p.seq + i) * p.hidden + h * p.head_dim + d] = Act(res);
     }
 }

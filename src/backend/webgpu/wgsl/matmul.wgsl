@@ -5,16 +5,18 @@
 
 // `struct Params` (binding 0) is prepended from Rust: `MatmulParams` in ../params.rs
 // (m, n, k, flags: bit 0 GELU after the bias, bit 1 add `residual`).
-// So is the weight format: one of weights_{f32,q8_0,q4_0}.wgsl declares `WeightWord` (the
+// So are `Act` (how activations are stored: f32 or f16; the kernel computes in f32), `Out`
+// (Act, or f32 for the residual-adding projections, which write the f32 residual stream) and
+// the weight format: one of weights_{f32,q8_0,q4_0}.wgsl declares `WeightWord` (the
 // element type of `w`) and `load_weight(n, k)`, which returns w[n, k] as f32 — quantized
 // blocks are dequantized here, while the tile is loaded, and never stored as f32.
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<Act>;
 @group(0) @binding(2) var<storage, read> w: array<WeightWord>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
-@group(0) @binding(4) var<storage, read> residual: array<f32>;
-@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<storage, read> residual: array<Act>;
+@group(0) @binding(5) var<storage, read_write> y: array<Out>;
 
 const TM: u32 = 64u;
 const TN: u32 = 64u;
@@ -32,9 +34,9 @@ fn store(row: u32, col: u32, acc: f32) {
         v = gelu(v);
     }
     if ((p.flags & 2u) != 0u) {
-        v += residual[row * p.n + col];
+        v += f32(residual[row * p.n + col]);
     }
-    y[row * p.n + col] = v;
+    y[row * p.n + col] = Out(v);
 }
 
 fn store_row(row: u32, col: u32, acc: vec4<f32>) {
@@ -68,7 +70,7 @@ fn main(
             let gn = n0 + r;
             var xv = 0.0;
             if (gm < p.m && gk < p.k) {
-                xv = x[gm * p.k + gk];
+                xv = f32(x[gm * p.k + gk]);
             }
             xs[kk * TM + r] = xv;
             var wv = 0.0;

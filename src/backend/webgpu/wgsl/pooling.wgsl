@@ -3,10 +3,11 @@
 // 1 the first token (CLS), 2 the last token the mask keeps (padding is on the right),
 // 3 the element-wise maximum over the kept tokens.
 
-// `struct Params` (binding 0) is prepended from Rust: `PoolingParams` in ../params.rs.
+// `struct Params` (binding 0) is prepended from Rust: `PoolingParams` in ../params.rs, and
+// `Act`, how activations (x) are stored; the pooled output is f32.
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<Act>;
 @group(0) @binding(2) var<storage, read> mask: array<u32>;
 @group(0) @binding(3) var<storage, read_write> pooled: array<f32>;
 
@@ -17,16 +18,16 @@ const WG: u32 = 128u;
 fn pool(b: u32, c: u32, count: f32) -> f32 {
     let row0 = b * p.seq;
     if (p.mode == 1u) {
-        return x[row0 * p.dim + c];
+        return f32(x[row0 * p.dim + c]);
     }
     if (p.mode == 2u) {
-        return x[(row0 + max(u32(count), 1u) - 1u) * p.dim + c];
+        return f32(x[(row0 + max(u32(count), 1u) - 1u) * p.dim + c]);
     }
     var s = 0.0;
     var best = -3.4e38;
     for (var t = 0u; t < p.seq; t++) {
         if (mask[row0 + t] != 0u) {
-            let v = x[(row0 + t) * p.dim + c];
+            let v = f32(x[(row0 + t) * p.dim + c]);
             s += v;
             best = max(best, v);
         }
