@@ -222,23 +222,12 @@ pub fn check_against_reference(
             crate::eval::REFERENCES.join(", ")
         )
     })?;
-    let mut cells = Vec::new();
-    for (dimension, got, want) in [
-        (Dimension::Structure, &row.structure, &want.structure),
-        (Dimension::Relation, &row.relation, &want.relation),
-    ] {
-        for ((file, got), want) in SR_FILES.iter().zip(got).zip(want) {
-            let cell = format!("{}/{file}", dimension.as_str());
-            let got = got.ok_or_else(|| anyhow!("{}: no {cell} cell", row.label))?;
-            cells.push((cell, got, *want));
-        }
-    }
-    if let Some(want) = want.stsb_test {
-        let got = row
-            .stsb_test_spearman
-            .ok_or_else(|| anyhow!("{}: no STS-B test result", row.label))?;
-        cells.push(("stsb_test".to_string(), got, want));
-    }
+    let known = |values: &[f64]| values.iter().copied().map(Some).collect::<Vec<_>>();
+    let cells = paired_cells(
+        row,
+        [&known(&want.structure), &known(&want.relation)],
+        want.stsb_test,
+    )?;
     Ok(ReferenceCheck {
         label: row.label.clone(),
         reference: reference.to_string(),
@@ -262,25 +251,11 @@ pub fn check_against_report(
         row.label,
         reference.label
     );
-    let names = SR_FILES.iter().copied().chain(["avg"]);
-    let mut cells = Vec::new();
-    for (dimension, got, want) in [
-        (Dimension::Structure, &row.structure, &reference.structure),
-        (Dimension::Relation, &row.relation, &reference.relation),
-    ] {
-        for ((name, got), want) in names.clone().zip(got).zip(want) {
-            let cell = format!("{}/{name}", dimension.as_str());
-            let Some(want) = want else { continue };
-            let got = got.ok_or_else(|| anyhow!("{}: no {cell} cell", row.label))?;
-            cells.push((cell, got, *want));
-        }
-    }
-    if let Some(want) = reference.stsb_test_spearman {
-        let got = row
-            .stsb_test_spearman
-            .ok_or_else(|| anyhow!("{}: no STS-B test result", row.label))?;
-        cells.push(("stsb_test".to_string(), got, want));
-    }
+    let cells = paired_cells(
+        row,
+        [&reference.structure, &reference.relation],
+        reference.stsb_test_spearman,
+    )?;
     anyhow::ensure!(
         !cells.is_empty(),
         "{}: no cells to compare",
@@ -292,6 +267,36 @@ pub fn check_against_report(
         tolerance,
         cells,
     })
+}
+
+/// `(cell, row's value, wanted value)` for every cell where a value is wanted: per dimension
+/// the SR files in [`SR_FILES`] order, then `avg` (`want` as long as it goes), then STS-B test.
+/// An error when `row` lacks a wanted cell: none is skipped.
+fn paired_cells(
+    row: &CompareRow,
+    [structure, relation]: [&[Option<f64>]; 2],
+    stsb_test: Option<f64>,
+) -> Result<Vec<(String, f64, f64)>> {
+    let names = SR_FILES.iter().copied().chain(["avg"]);
+    let mut cells = Vec::new();
+    for (dimension, got, want) in [
+        (Dimension::Structure, &row.structure, structure),
+        (Dimension::Relation, &row.relation, relation),
+    ] {
+        for ((name, got), want) in names.clone().zip(got).zip(want) {
+            let cell = format!("{}/{name}", dimension.as_str());
+            let Some(want) = want else { continue };
+            let got = got.ok_or_else(|| anyhow!("{}: no {cell} cell", row.label))?;
+            cells.push((cell, got, *want));
+        }
+    }
+    if let Some(want) = stsb_test {
+        let got = row
+            .stsb_test_spearman
+            .ok_or_else(|| anyhow!("{}: no STS-B test result", row.label))?;
+        cells.push(("stsb_test".to_string(), got, want));
+    }
+    Ok(cells)
 }
 
 const CELL_WIDTH: usize = 10;

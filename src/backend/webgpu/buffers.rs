@@ -158,8 +158,8 @@ impl GpuDevice {
     }
 
     /// Runs `build` without allocating (every buffer it creates is a 16-byte placeholder,
-    /// nothing is written, weights are not read: [`upload_weights`]) and returns the bytes its buffers would take: the same code sizes
-    /// the plan and the real buffers. `build`'s placeholders must never be bound by the caller;
+    /// nothing is written, weights are not read: [`upload_weights`]) and returns the bytes its
+    /// buffers would take: the same code sizes the plan and the real buffers. `build`'s placeholders must never be bound by the caller;
     /// [`Self::check_fits`] then refuses a plan that would not fit.
     pub async fn plan<T, F: std::future::Future<Output = Result<T>>>(
         &self,
