@@ -57,6 +57,7 @@ mod relaxed {
         QUANT_EDGE_SHAPES,
     };
     use sr_bench::backend::cpu::qgemm_relaxed::{relaxed_dot_lane, Relaxed14Weight};
+    use sr_bench::backend::cpu::qgemm_relaxed7::Relaxed7Weight;
 
     /// The engine's dot on 16 bytes of a, 16 of b and an addend, lane by lane.
     fn engine(a: [i8; 16], b: [u8; 16], c: [i32; 4]) -> [i32; 4] {
@@ -149,6 +150,36 @@ mod relaxed {
         assert_eq!(
             w.matmul_bias(&x, m, &bias),
             w.matmul_bias_reference(&x, m, &bias)
+        );
+    }
+
+    /// The 7-bit kernel (measured, not used: src/backend/cpu/qgemm_relaxed7.rs) end to end
+    /// equals its portable reference bit for bit, and the f64 check's bound, on edge shapes;
+    /// also on crafted extreme weights (−128 / 127).
+    #[wasm_bindgen_test]
+    fn relaxed_7_bit_kernel_equals_its_reference_and_f64() {
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
+            for &(m, n, k) in QUANT_EDGE_SHAPES.iter().chain(&[(130, 33, 384)]) {
+                assert!(quantized_kernel_check::<Relaxed7Weight>(dtype, m, n, k).unwrap() <= 1.0);
+                let w = Tensor::from_vec(random_values(n * k, 2), (n, k), &Device::Cpu).unwrap();
+                let q =
+                    Relaxed7Weight::from_qtensor(&QTensor::quantize(&w, dtype).unwrap()).unwrap();
+                let mut x = random_values(m * k, 1);
+                x[0] = 40.0;
+                x[k - 1] = -1e-3;
+                let b = random_values(n, 3);
+                let (got, want) = (q.matmul_bias(&x, m, &b), q.matmul_bias_reference(&x, m, &b));
+                assert_eq!(bits(&got), bits(&want), "{dtype:?} {m}×{n}×{k}");
+            }
+        }
+        let (m, n, k) = (6, 9, 64);
+        let w = Relaxed7Weight::from_qtensor(&extreme_q8_0_weight(n, k).unwrap()).unwrap();
+        let x = extreme_activations(m * k);
+        let bias = [0.0; 9];
+        assert_eq!(
+            bits(&w.matmul_bias(&x, m, &bias)),
+            bits(&w.matmul_bias_reference(&x, m, &bias))
         );
     }
 }

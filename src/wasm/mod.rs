@@ -77,7 +77,7 @@ pub fn int_dot_peak_gops(iterations: u64) -> Vec<f64> {
 }
 
 /// Benchmarks only: GFLOP/s of the CPU backend's matrix products on an `m×k · k×n` shape, as
-/// `[f32, int16 × q8_0, relaxed int14 × q8_0]` (see `peak::matmul_gflops`).
+/// `[f32, int16 × q8_0, relaxed int14 × q8_0, relaxed int7 × q8_0]` (see `peak::matmul_gflops`).
 #[wasm_bindgen]
 pub fn matmul_gflops(m: usize, n: usize, k: usize, repeats: usize) -> Result<Vec<f64>, JsValue> {
     crate::backend::cpu::peak::matmul_gflops(m, n, k, repeats, js_sys::Date::now)

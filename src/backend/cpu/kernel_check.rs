@@ -37,10 +37,9 @@ pub fn f32_kernel_error(m: usize, n: usize, k: usize) -> (f64, f64) {
     (worst, 1e-6 * k as f64)
 }
 
-/// An integer kernel `K` (activations rounded to `K::ACTIVATION_MAX` per block of 32: 16 or 14
-/// bits; weights `dtype`) against `x · dequantize(W)ᵀ + b` in f64, element by element: its only
-/// extra error is `x`'s rounding, at most half a step of (block max / ACTIVATION_MAX) per input,
-/// plus f32 accumulation. Returns the largest error/bound ratio (≤ 1), or the first element over
+/// An integer kernel `K` (activations rounded per block: 16, 14 or 7 bits; weights `dtype`)
+/// against `x · dequantize(W)ᵀ + b` in f64, element by element: its only extra error is `x`'s
+/// rounding, at most `K::rounding_bounds` per input, plus f32 accumulation. Returns the largest error/bound ratio (≤ 1), or the first element over
 /// its bound.
 pub fn quantized_kernel_check<K: IntegerProduct>(
     dtype: GgmlDType,
@@ -56,7 +55,6 @@ pub fn quantized_kernel_check<K: IntegerProduct>(
     x[0] = 40.0;
     let b = random_values(n, 3);
     let y = K::from_qtensor(&q)?.matmul_bias(&x, m, &b);
-    let half_step = |block_max: f64| block_max / (2.0 * K::ACTIVATION_MAX as f64);
     if y.len() != m * n {
         anyhow::bail!(
             "{dtype:?} {m}×{n}×{k}: {} outputs, expected {}",
@@ -68,14 +66,11 @@ pub fn quantized_kernel_check<K: IntegerProduct>(
     for i in 0..m {
         for j in 0..n {
             let (mut dot, mut bound) = (0f64, 1e-5);
-            for blk in 0..k / BLOCK {
-                let range = i * k + blk * BLOCK..i * k + (blk + 1) * BLOCK;
-                let max = x[range.clone()].iter().fold(0f32, |a, v| a.max(v.abs())) as f64;
-                for kk in range.map(|at| at - i * k) {
-                    let wv = dense[j * k + kk] as f64;
-                    dot += x[i * k + kk] as f64 * wv;
-                    bound += half_step(max) * wv.abs() + 1e-7 * (x[i * k + kk] as f64 * wv).abs();
-                }
+            let steps = K::rounding_bounds(&x[i * k..(i + 1) * k]);
+            for (kk, step) in steps.iter().enumerate() {
+                let wv = dense[j * k + kk] as f64;
+                dot += x[i * k + kk] as f64 * wv;
+                bound += step * wv.abs() + 1e-7 * (x[i * k + kk] as f64 * wv).abs();
             }
             let error = (y[i * n + j] as f64 - dot - b[j] as f64).abs();
             if error > bound {

@@ -12,6 +12,7 @@ pub mod peak;
 mod pooling;
 pub mod qgemm;
 pub mod qgemm_relaxed;
+pub mod qgemm_relaxed7;
 mod weights;
 
 use std::sync::Arc;

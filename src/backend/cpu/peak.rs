@@ -9,6 +9,7 @@ use candle_core::{Device, Tensor};
 use super::gemm::PackedWeight;
 use super::qgemm::Int16PackedWeight;
 use super::qgemm_relaxed::Relaxed14Weight;
+use super::qgemm_relaxed7::Relaxed7Weight;
 
 /// GFLOP/s of a register-only loop of independent f32x4 `mul` + `add` pairs (8 flops each):
 /// what one core can do in wasm simd128 without fused multiply-add.
@@ -107,24 +108,26 @@ fn int_chains(
 
 /// GFLOP/s (multiply-adds × 2) of the CPU backend's products on an `m × k` by `k × n` shape,
 /// the fastest of 5 rounds of `repeats / 5` (a clock of 1 ms needs ≥ 10 ms per round): `[f32 kernel, 16-bit integer
-/// kernel, 14-bit relaxed-SIMD kernel]`, the integer ones on the same weights as q8_0 (the last
-/// NaN in a build without relaxed SIMD, where it would time the portable reference).
+/// kernel, 14-bit relaxed-SIMD kernel, 7-bit relaxed-SIMD kernel]`, the integer ones on the same
+/// weights as q8_0 (the relaxed ones NaN in a build without relaxed SIMD, where they would time
+/// the portable reference).
 pub fn matmul_gflops(
     m: usize,
     n: usize,
     k: usize,
     repeats: usize,
     now_ms: impl Fn() -> f64,
-) -> Result<[f64; 3]> {
+) -> Result<[f64; 4]> {
     let w: Vec<f32> = (0..n * k).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
     let x: Vec<f32> = (0..m * k).map(|i| ((i % 13) as f32 - 6.0) / 6.0).collect();
     let bias = vec![0.0; n];
     let dense = PackedWeight::pack(&w, n, k);
     let weight = Tensor::from_vec(w, (n, k), &Device::Cpu)?;
     let q8_0 = QTensor::quantize(&weight, GgmlDType::Q8_0)?;
-    let (int16, relaxed) = (
+    let (int16, relaxed, relaxed7) = (
         Int16PackedWeight::from_qtensor(&q8_0)?,
         Relaxed14Weight::from_qtensor(&q8_0)?,
+        Relaxed7Weight::from_qtensor(&q8_0)?,
     );
     // The fastest of 5 rounds of repeats / 5 products: on a shared machine the other
     // processes only ever slow a round down.
@@ -147,6 +150,11 @@ pub fn matmul_gflops(
         gflops(fastest_ms(&|| int16.matmul_bias(&x, m, &bias))),
         if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd")) {
             gflops(fastest_ms(&|| relaxed.matmul_bias(&x, m, &bias)))
+        } else {
+            f64::NAN
+        },
+        if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd")) {
+            gflops(fastest_ms(&|| relaxed7.matmul_bias(&x, m, &bias)))
         } else {
             f64::NAN
         },

@@ -39,6 +39,16 @@ pub trait IntegerProduct: Sized {
     const ACTIVATION_MAX: f32;
     fn from_qtensor(w: &QTensor) -> Result<Self>;
     fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32>;
+    /// The most each input of `row` (one row of `x`) moves when rounded: half a step of its
+    /// block (symmetric per 32 here; the 7-bit kernel overrides it).
+    fn rounding_bounds(row: &[f32]) -> Vec<f64> {
+        row.chunks_exact(BLOCK)
+            .flat_map(|block| {
+                let max = block.iter().fold(0f32, |a, v| a.max(v.abs())) as f64;
+                [max / (2.0 * Self::ACTIVATION_MAX as f64); BLOCK]
+            })
+            .collect()
+    }
 }
 
 /// Reads a q8_0 / q4_0 weight `[n, k]` block by block: `each(row, block, scale, integers)`.

@@ -38,7 +38,7 @@ const X_MAX: f32 = 8191.0;
 /// Added to `q` so that both base-128 digits are in 0..127.
 const OFFSET: i32 = 8192;
 /// Depths per relaxed dot lane.
-const GROUP: usize = 4;
+pub(super) const GROUP: usize = 4;
 
 /// A q8_0 / q4_0 weight `[n, k]` in panels of [`NR`] columns: per group of 4 depths, columns
 /// 0..4 then 4..8, each column's 4 values side by side (one relaxed-dot operand per 4 columns);
