@@ -1,5 +1,6 @@
 // Runs www/bench.html in headless Chromium against a served site and prints its figures.
 // Usage: node bench/browser.mjs URL [sentences] [model files, comma-separated] [backends: cpu,webgpu]
+// (env CPU=simd128: the plain wasm build where the page would pick relaxed SIMD)
 // With "webgpu" (or "gpu") Chromium gets --enable-unsafe-webgpu; headless, its adapter is then SwiftShader
 // (the GPU emulated on the CPU), which the table labels: those figures are not GPU speeds.
 import { benchInChromium, SWIFTSHADER_ARGS } from './bench-page.mjs';

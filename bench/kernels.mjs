@@ -25,7 +25,7 @@ function measure(wasm) {
   // relaxed kernel needs two relaxed dots per multiply-add pair of digits, so half the dot's peak.
   const pct = (g, ceiling) => `${g.toFixed(1).padStart(6)} (${((100 * g) / ceiling).toFixed(0).padStart(3)}%)`;
   lines.push('GFLOP/s (multiply-adds × 2), % of each kernel\'s ceiling: f32 of the f32 peak, int16 of the i16 dot peak, ' +
-    'relaxed int14 of half the relaxed-dot peak (two dots per product), relaxed int7 (the relaxed build\'s) of the relaxed-dot peak');
+    'relaxed int14 of half the relaxed-dot peak (two dots per product), relaxed int7 of the relaxed-dot peak (one dot per product)');
   // MiniLM's linear layers at a batch of 32 sentences × 14 tokens (448 rows), and one sentence.
   for (const [m, n, k] of [[448, 384, 384], [448, 1536, 384], [448, 384, 1536], [112, 384, 384], [2048, 384, 384]]) {
     const [dense, int16, relaxed, relaxed7] = wasm.matmul_gflops(m, n, k, Math.max(10, Math.round(8e9 / (m * n * k))));

@@ -18,7 +18,9 @@ try {
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
   await cdp.send('Profiler.start');
-  await page.goto(new URL(`bench.html?sentences=${sentences}&models=${model}`, url).href);
+  // CPU=simd128: the plain wasm build where the page would pick relaxed SIMD.
+  const cpu = process.env.CPU ? `&cpu=${encodeURIComponent(process.env.CPU)}` : '';
+  await page.goto(new URL(`bench.html?sentences=${sentences}&models=${model}${cpu}`, url).href);
   await page.locator('#results[data-json], #results[data-error]').waitFor({ state: 'attached', timeout: 30 * 60 * 1000 });
   const { profile } = await cdp.send('Profiler.stop');
   const error = await page.locator('#results').getAttribute('data-error');

@@ -1,11 +1,12 @@
-//! The relaxed-SIMD integer kernel (src/backend/cpu/qgemm_relaxed.rs) in Chromium. Relaxed SIMD
-//! defines `i32x4.relaxed_dot_i8x16_i7x16_add_s` per engine outside the 7-bit range, so this
-//! proves that this engine on this CPU gives exactly the portable reference's value for every
-//! operand pair the kernel feeds it (a: all of −128..127, b: all of 0..127), and that the kernel
-//! end to end equals its portable reference bit for bit and the f64 check's bound.
+//! The relaxed-SIMD integer kernels in Chromium, both measured and not used by the page: the
+//! 7-bit one (src/backend/cpu/qgemm_relaxed7.rs) and the 14-bit one
+//! (src/backend/cpu/qgemm_relaxed.rs). Relaxed SIMD defines
+//! `i32x4.relaxed_dot_i8x16_i7x16_add_s` per engine outside the 7-bit range, so this proves that
+//! this engine on this CPU gives exactly the portable reference's value for every operand pair
+//! the kernels feed it (a: all of −128..127, b: all of 0..127), and that each kernel end to end
+//! equals its portable reference bit for bit and the f64 check's bound.
 //!
-//! The page does not use this kernel (measured slower, see src/backend/cpu/qgemm.rs); these tests
-//! keep the measured alternative correct. Run with the relaxed build's flags and `SR_BENCH_CPU_BUILD=relaxed-simd` (as build.sh's second
+//! Run with the relaxed build's flags and `SR_BENCH_CPU_BUILD=relaxed-simd` (as build.sh's second
 //! browser run sets it): `SR_BENCH_CPU_BUILD=relaxed-simd RUSTFLAGS="-C
 //! target-feature=+simd128,+relaxed-simd" wasm-pack test --headless --chrome --release --test
 //! browser_relaxed_kernels`. In the plain suite (no variable) it checks that the page's integer
@@ -33,8 +34,8 @@ fn built_with_the_cpu_build_it_was_meant_for() {
     );
 }
 
-/// Both builds: the page multiplies with the 16-bit kernel (the 14-bit one measured slower,
-/// src/backend/cpu/qgemm.rs); only the relaxed build has a relaxed-dot peak.
+/// Both builds: the page multiplies with the 16-bit kernel (the relaxed ones measured no
+/// better, src/backend/cpu/qgemm.rs); only the relaxed build has a relaxed-dot peak.
 #[wasm_bindgen_test]
 fn the_page_runs_the_16_bit_kernel_in_both_builds() {
     assert_eq!(QuantPackedWeight::ACTIVATION_MAX, 32767.0);
@@ -57,7 +58,7 @@ mod relaxed {
         QUANT_EDGE_SHAPES,
     };
     use sr_bench::backend::cpu::qgemm_relaxed::{relaxed_dot_lane, Relaxed14Weight};
-    use sr_bench::backend::cpu::qgemm_relaxed7::Relaxed7Weight;
+    use sr_bench::backend::cpu::qgemm_relaxed7::{Coding, Relaxed7Weight, GELU_FLOOR};
 
     /// The engine's dot on 16 bytes of a, 16 of b and an addend, lane by lane.
     fn engine(a: [i8; 16], b: [u8; 16], c: [i32; 4]) -> [i32; 4] {
@@ -153,9 +154,9 @@ mod relaxed {
         );
     }
 
-    /// The 7-bit kernel (measured, not used: src/backend/cpu/qgemm_relaxed7.rs) end to end
-    /// equals its portable reference bit for bit, and the f64 check's bound, on edge shapes;
-    /// also on crafted extreme weights (−128 / 127).
+    /// The 7-bit kernel (src/backend/cpu/qgemm_relaxed7.rs) end to end,
+    /// both codings (symmetric; above GELU's floor), equals its portable reference bit for bit
+    /// on edge shapes, and the f64 check's bound; also on crafted extreme weights (−128 / 127).
     #[wasm_bindgen_test]
     fn relaxed_7_bit_kernel_equals_its_reference_and_f64() {
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
@@ -169,8 +170,15 @@ mod relaxed {
                 x[0] = 40.0;
                 x[k - 1] = -1e-3;
                 let b = random_values(n, 3);
-                let (got, want) = (q.matmul_bias(&x, m, &b), q.matmul_bias_reference(&x, m, &b));
-                assert_eq!(bits(&got), bits(&want), "{dtype:?} {m}×{n}×{k}");
+                for coding in [Coding::Symmetric, Coding::AtLeast(GELU_FLOOR)] {
+                    let x: Vec<f32> = match coding {
+                        Coding::Symmetric => x.clone(),
+                        Coding::AtLeast(floor) => x.iter().map(|v| v.max(floor)).collect(),
+                    };
+                    let got = q.matmul_bias_coded(&x, m, &b, coding);
+                    let want = q.matmul_bias_reference(&x, m, &b, coding);
+                    assert_eq!(bits(&got), bits(&want), "{dtype:?} {m}×{n}×{k} {coding:?}");
+                }
             }
         }
         let (m, n, k) = (6, 9, 64);
@@ -179,7 +187,7 @@ mod relaxed {
         let bias = [0.0; 9];
         assert_eq!(
             bits(&w.matmul_bias(&x, m, &bias)),
-            bits(&w.matmul_bias_reference(&x, m, &bias))
+            bits(&w.matmul_bias_reference(&x, m, &bias, Coding::Symmetric))
         );
     }
 }
