@@ -1,5 +1,10 @@
 //! GELU (the exact, erf form BERT and MPNet use) as a branch-free loop the compiler vectorizes:
-//! libm's `erff` (through candle's `gelu_erf`) took ~17% of the browser's time.
+//! libm's `erff` (through candle's `gelu_erf`) took ~17% of the browser's time. The attention's
+//! softmax likewise: candle's calls libm's `expf` and `fmaxf` per score in wasm (4.7 % of the
+//! browser's time for MiniLM q8_0, `bench/profile.mjs`).
+
+use anyhow::Result;
+use candle_core::Tensor;
 
 /// `x · Φ(x) = x/2 · (1 + erf(x/√2))`, in place.
 pub fn gelu_erf_in_place(values: &mut [f32]) {
@@ -29,6 +34,77 @@ pub fn erf(x: f32) -> f32 {
     let p8 = p4 * p4;
     let magnitude = 1.0 - 1.0 / (p8 * p8);
     magnitude.copysign(x)
+}
+
+/// Softmax over the last dimension (the attention's scores). In wasm our branch-free loops;
+/// natively candle's (threaded), so the native CLI's numbers stay as they were.
+pub fn softmax_last_dim(x: &Tensor) -> Result<Tensor> {
+    if !cfg!(target_arch = "wasm32") {
+        return Ok(candle_nn::ops::softmax_last_dim(x)?);
+    }
+    let n = x.dim(candle_core::D::Minus1)?;
+    let mut values = x.flatten_all()?.to_vec1::<f32>()?;
+    for row in values.chunks_exact_mut(n) {
+        softmax_in_place(row);
+    }
+    Ok(Tensor::from_vec(values, x.shape(), x.device())?)
+}
+
+/// `exp(x − max) / Σ exp(x − max)` over `row`, as candle computes it, with [`exp_nonpositive`].
+/// Max and sum run in 4 independent lanes (the compiler keeps their order, so it can vectorize
+/// only what is written lane-wise).
+pub fn softmax_in_place(row: &mut [f32]) {
+    let mut lanes = [f32::NEG_INFINITY; 4];
+    let chunks = row.chunks_exact(4);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (m, &v) in lanes.iter_mut().zip(chunk) {
+            *m = if v > *m { v } else { *m };
+        }
+    }
+    let max = tail
+        .iter()
+        .chain(&lanes)
+        .fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m });
+    for v in row.iter_mut() {
+        *v = exp_nonpositive(*v - max);
+    }
+    let mut sums = [0f32; 4];
+    let chunks = row.chunks_exact(4);
+    let tail: f32 = chunks.remainder().iter().sum();
+    for chunk in chunks {
+        for (s, &v) in sums.iter_mut().zip(chunk) {
+            *s += v;
+        }
+    }
+    let sum = (sums[0] + sums[1]) + (sums[2] + sums[3]) + tail;
+    for v in row.iter_mut() {
+        *v /= sum;
+    }
+}
+
+/// `eˣ` for `x ≤ 0` (softmax's shifted scores), within 2 ulp; 0 below −87 (where f32 would
+/// go subnormal) and for −∞. Cody–Waite: `x = n·ln 2 + r`, `|r| ≤ ln 2 / 2`, `eʳ` by its Taylor
+/// series to r⁷ (truncation < 4·10⁻⁹), scaled by `2ⁿ` built from bits. Only multiplies, adds and
+/// selects: the loop over a row vectorizes.
+pub fn exp_nonpositive(x: f32) -> f32 {
+    const LN2_HI: f32 = 0.693_145_75; // ln 2's leading bits: n · LN2_HI is exact for |n| ≤ 127
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    let clamped = if x < -87.0 { -87.0 } else { x };
+    let n = (clamped * std::f32::consts::LOG2_E).round_ties_even();
+    let r = (clamped - n * LN2_HI) - n * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0
+                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    if x < -87.0 {
+        0.0
+    } else {
+        p * scale
+    }
 }
 
 #[cfg(test)]
@@ -83,5 +159,49 @@ mod tests {
             );
         }
         assert!(values[7].is_nan());
+    }
+
+    #[test]
+    fn exp_is_within_two_ulp_and_flushes_below_minus_87() {
+        let mut worst = 0f64;
+        for i in 0..=870_000 {
+            let x = -(i as f32) * 1e-4;
+            let (got, want) = (exp_nonpositive(x) as f64, (x as f64).exp());
+            worst = worst.max((got - want).abs() / want);
+        }
+        assert!(
+            worst <= 2.0 * f32::EPSILON as f64,
+            "max relative error {worst}"
+        );
+        assert_eq!(exp_nonpositive(-87.5), 0.0);
+        assert_eq!(exp_nonpositive(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+    }
+
+    /// Rows of every length 1..=40 (4-lane chunks and tails), scores as attention has them
+    /// (a masked position at −1e9), against the f64 softmax.
+    #[test]
+    fn softmax_matches_f64() {
+        let values = crate::backend::cpu::kernel_check::random_values(40, 9);
+        for len in 1..=40 {
+            let mut row: Vec<f32> = values[..len].iter().map(|v| v * 12.0).collect();
+            if len > 2 {
+                row[len / 2] -= 1e9;
+            }
+            let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+            let exps: Vec<f64> = row.iter().map(|&v| (v as f64 - max).exp()).collect();
+            let sum: f64 = exps.iter().sum();
+            softmax_in_place(&mut row);
+            for (got, e) in row.iter().zip(&exps) {
+                assert!(
+                    (*got as f64 - e / sum).abs() <= 1e-6,
+                    "len {len}: {got} vs {}",
+                    e / sum
+                );
+            }
+            if len > 2 {
+                assert_eq!(row[len / 2], 0.0, "a masked score");
+            }
+        }
     }
 }

@@ -103,7 +103,7 @@ impl Bert {
         let k = split_heads(l.key.forward(x)?)?;
         let v = split_heads(l.value.forward(x)?)?;
         let scores = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?.broadcast_add(bias)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let probs = super::activation::softmax_last_dim(&scores)?;
         let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
         let x = l
             .attention_norm

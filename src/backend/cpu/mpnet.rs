@@ -209,7 +209,7 @@ impl MpNet {
         let k = split_heads(l.key.forward(x)?)?;
         let v = split_heads(l.value.forward(x)?)?;
         let scores = (q.matmul(&k.t()?)? + bias)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let probs = super::activation::softmax_last_dim(&scores)?;
         drop(scores);
         let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
         drop(probs);

@@ -211,7 +211,11 @@ fn quantize_rows(x: &[f32], k: usize) -> (Vec<i16>, Vec<f32>) {
 /// A block's `(scale, 1 / scale)` mapping its largest magnitude to `x_max`, the largest integer
 /// used; an all-zero block gets `(0, 0)`.
 pub(super) fn block_scale(values: &[f32], x_max: f32) -> (f32, f32) {
-    let max = values.iter().fold(0f32, |m, v| m.max(v.abs()));
+    // A compare and select, the same as `f32::max` here (NaN is skipped either way): in wasm
+    // `f32::max` is a call to libm's `fmaxf` (2.3 % of the browser's time for MiniLM q8_0).
+    let max = values
+        .iter()
+        .fold(0f32, |m, v| if v.abs() > m { v.abs() } else { m });
     let scale = max / x_max;
     (scale, if scale > 0.0 { 1.0 / scale } else { 0.0 })
 }
