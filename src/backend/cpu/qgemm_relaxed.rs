@@ -40,6 +40,12 @@ const OFFSET: i32 = 8192;
 /// Depths per relaxed dot lane.
 pub(super) const GROUP: usize = 4;
 
+/// Where column `c` (0..NR) of `panel` keeps its value at depth `kk` in the relaxed kernels'
+/// packing: per group of 4 depths, the NR columns' 4 values side by side.
+pub(super) fn grouped_at(panel: usize, k: usize, c: usize, kk: usize) -> usize {
+    panel * k * NR + (kk / GROUP) * GROUP * NR + c * GROUP + kk % GROUP
+}
+
 /// A q8_0 / q4_0 weight `[n, k]` in panels of [`NR`] columns: per group of 4 depths, columns
 /// 0..4 then 4..8, each column's 4 values side by side (one relaxed-dot operand per 4 columns);
 /// each column's block scales and zero-point corrections `−8192·Σ w`.
@@ -66,7 +72,7 @@ impl Relaxed14Weight {
             corrections[at] = -OFFSET * block.iter().map(|&v| v as i32).sum::<i32>();
             for (j, &v) in block.iter().enumerate() {
                 let kk = b * BLOCK + j;
-                values[panel * k * NR + (kk / GROUP) * GROUP * NR + c * GROUP + kk % GROUP] = v;
+                values[grouped_at(panel, k, c, kk)] = v;
             }
         })?;
         Ok(Self {

@@ -45,7 +45,7 @@ use anyhow::Result;
 use candle_core::quantized::QTensor;
 
 use super::qgemm::{for_each_block, tiled_product, IntegerProduct, BLOCK, MR, NR};
-use super::qgemm_relaxed::{relaxed_dot_lane, GROUP};
+use super::qgemm_relaxed::{grouped_at, relaxed_dot_lane, GROUP};
 
 /// Values per activation scale: half a weight block.
 pub const PART: usize = BLOCK / 2;
@@ -112,7 +112,7 @@ impl Relaxed7Weight {
             column_sums[row] += scale as f64 * block.iter().map(|&v| v as f64).sum::<f64>();
             for (j, &v) in block.iter().enumerate() {
                 let kk = b * BLOCK + j;
-                values[panel * k * NR + (kk / GROUP) * GROUP * NR + c * GROUP + kk % GROUP] = v;
+                values[grouped_at(panel, k, c, kk)] = v;
             }
         })?;
         Ok(Self {
@@ -232,14 +232,12 @@ impl Relaxed7Weight {
 
     /// Appends column `kk` of the dequantized weight (`W[c][kk]` for every output c) to `out`.
     fn push_column(&self, kk: usize, out: &mut Vec<f32>) {
-        let (k, blocks) = (self.k, self.k / BLOCK);
-        let within = (kk / GROUP) * GROUP * NR + kk % GROUP;
-        for panel in 0..self.n.div_ceil(NR) {
-            let values = &self.values[panel * k * NR + within..];
-            let scales = &self.scales[(panel * blocks + kk / BLOCK) * NR..];
-            let columns = NR.min(self.n - panel * NR);
-            out.extend((0..columns).map(|c| values[c * GROUP] as f32 * scales[c]));
-        }
+        let blocks = self.k / BLOCK;
+        out.extend((0..self.n).map(|c| {
+            let (panel, cc) = (c / NR, c % NR);
+            self.values[grouped_at(panel, self.k, cc, kk)] as f32
+                * self.scales[(panel * blocks + kk / BLOCK) * NR + cc]
+        }));
     }
 }
 
