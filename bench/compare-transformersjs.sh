@@ -61,9 +61,16 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 sleep 0.5
 FULL=${FULL:-1} node bench/compare-transformersjs.mjs "http://127.0.0.1:$port/"
+# Both runs embed the SR set only: their 12 SR cells are checked (--sr-only), each check's table
+# is printed even when a cell is outside, and the script fails at the end if one was.
+failed=0
 if [ "${FULL:-1}" != 0 ]; then
   echo; echo "== transformers.js' SR Spearman vs onnxruntime int8 (tests/fixtures/sr-scores.json), tolerance ±0.5"
-  "$CLI" compare --reference onnx_int8_onnxruntime --tolerance 0.5 bench/out/tjs-full.json || true
+  "$CLI" compare --reference onnx_int8_onnxruntime --tolerance 0.5 --sr-only bench/out/tjs-full.json || failed=1
   echo; echo "== sr-bench q8_0 (pool) SR Spearman vs sentence-transformers fp32, tolerance ±0.5"
-  "$CLI" compare --reference sentence_transformers_fp32 --tolerance 0.5 bench/out/srbench-full.json || true
+  "$CLI" compare --reference sentence_transformers_fp32 --tolerance 0.5 --sr-only bench/out/srbench-full.json || failed=1
+fi
+if [ "$failed" != 0 ]; then
+  echo "a Spearman check above failed (see OUTSIDE or the error)" >&2
+  exit 1
 fi

@@ -219,6 +219,23 @@ fn compare_reference_passes_within_the_tolerance_and_fails_outside_it() {
         stderr.contains("outside ±0.01 of sentence_transformers_fp32"),
         "{stderr}"
     );
+    // A run of the SR set alone (no STS-B test, as the browser benchmarks' pool runs): an
+    // error by default, its 12 SR cells checked with --sr-only.
+    let mut sr_only = report.clone();
+    sr_only["stsb_test"] = Value::Null;
+    let sr_path = dir.join("sr-only.json");
+    std::fs::write(&sr_path, sr_only.to_string()).unwrap();
+    let sr_path = sr_path.to_str().unwrap();
+    let reference_args = ["compare", "--reference", "sentence_transformers_fp32"];
+    let (ok, _, stderr) = sr_bench(&[&reference_args[..], &[sr_path]].concat());
+    assert!(!ok && stderr.contains("no STS-B test result"), "{stderr}");
+    let (ok, stdout, stderr) = sr_bench(&[&reference_args[..], &["--sr-only", sr_path]].concat());
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(stdout.matches("  ok").count(), 12, "{stdout}");
+    assert!(!stdout.contains("stsb_test"), "{stdout}");
+    let strict = ["--sr-only", "--tolerance", "0.01", sr_path];
+    let (ok, stdout, _) = sr_bench(&[&reference_args[..], &strict[..]].concat());
+    assert!(!ok && stdout.contains("OUTSIDE"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

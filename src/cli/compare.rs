@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::eval::{
-    check_against_reference, check_against_report, compare_csv, compare_row, compare_table,
+    check_against_reference, check_against_report, compare_csv, compare_row, compare_table, Cells,
     CompareRow, REFERENCES,
 };
 
@@ -24,7 +24,12 @@ fn read_rows(reports: &[PathBuf]) -> Result<Vec<CompareRow>> {
 
 /// Prints every report's cells against `reference` (a measurement of sr-scores.json, or the
 /// path of another report); an error when one leaves `tolerance`.
-pub(super) fn check(reports: &[PathBuf], reference: &str, tolerance: f64) -> Result<()> {
+pub(super) fn check(
+    reports: &[PathBuf],
+    reference: &str,
+    tolerance: f64,
+    cells: Cells,
+) -> Result<()> {
     let reference_report = if REFERENCES.contains(&reference) {
         None
     } else {
@@ -39,8 +44,8 @@ pub(super) fn check(reports: &[PathBuf], reference: &str, tolerance: f64) -> Res
     let mut outside = Vec::new();
     for row in read_rows(reports)? {
         let check = match &reference_report {
-            Some(other) => check_against_report(&row, other, tolerance)?,
-            None => check_against_reference(&row, reference, tolerance)?,
+            Some(other) => check_against_report(&row, other, tolerance, cells)?,
+            None => check_against_reference(&row, reference, tolerance, cells)?,
         };
         println!("{}", check.table());
         if !check.passed() {

@@ -16,7 +16,9 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use crate::backend::{load_embedder_with_options, BackendKind};
-use crate::eval::{default_data_dir, Encoder, EvalPlan, Progress, Report, SentenceEncoder, Split};
+use crate::eval::{
+    default_data_dir, Cells, Encoder, EvalPlan, Progress, Report, SentenceEncoder, Split,
+};
 use crate::model::{Embedder, LoadOptions};
 use crate::scoring::Scored;
 use std::sync::atomic::AtomicBool;
@@ -200,6 +202,10 @@ enum Command {
         /// Largest |report - reference| allowed, Spearman x100 (with --reference).
         #[arg(long, default_value_t = 0.05, requires = "reference")]
         tolerance: f64,
+        /// With --reference: check the SR cells only, for reports of runs that embedded the
+        /// SR set alone (the browser benchmarks' pool runs); STS-B test is not compared.
+        #[arg(long, requires = "reference")]
+        sr_only: bool,
     },
 }
 
@@ -364,8 +370,12 @@ fn run(cli: Cli) -> Result<()> {
             csv,
             reference,
             tolerance,
+            sr_only,
         } => match reference {
-            Some(reference) => compare::check(&reports, &reference, tolerance)?,
+            Some(reference) => {
+                let cells = if sr_only { Cells::SrOnly } else { Cells::Every };
+                compare::check(&reports, &reference, tolerance, cells)?
+            }
             None => compare::compare(&reports, csv)?,
         },
     }

@@ -207,13 +207,35 @@ impl ReferenceCheck {
     }
 }
 
+/// Which cells a check compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cells {
+    /// Every cell the reference has, STS-B test included.
+    Every,
+    /// The SR cells only, for a report of a run that embedded the SR set alone (as the
+    /// browser benchmarks' pool runs do): STS-B test is left out on purpose, never skipped
+    /// silently.
+    SrOnly,
+}
+
+impl Cells {
+    fn stsb_test(self, want: Option<f64>) -> Option<f64> {
+        match self {
+            Cells::Every => want,
+            Cells::SrOnly => None,
+        }
+    }
+}
+
 /// Checks `row` against the `reference` measurement of its model within `tolerance`. An error
 /// when the fixture has no such reference or model, or when the report lacks a cell the
-/// reference has (a quick split, or STS-B test not run): no cell is skipped.
+/// reference has (a quick split, or STS-B test not run with [`Cells::Every`]): no cell is
+/// skipped.
 pub fn check_against_reference(
     row: &CompareRow,
     reference: &str,
     tolerance: f64,
+    cells: Cells,
 ) -> Result<ReferenceCheck> {
     let want = crate::eval::reference_spearman(reference, &row.model).ok_or_else(|| {
         anyhow!(
@@ -226,7 +248,7 @@ pub fn check_against_reference(
     let cells = paired_cells(
         row,
         [&known(&want.structure), &known(&want.relation)],
-        want.stsb_test,
+        cells.stsb_test(want.stsb_test),
     )?;
     Ok(ReferenceCheck {
         label: row.label.clone(),
@@ -244,6 +266,7 @@ pub fn check_against_report(
     row: &CompareRow,
     reference: &CompareRow,
     tolerance: f64,
+    cells: Cells,
 ) -> Result<ReferenceCheck> {
     anyhow::ensure!(
         row.model == reference.model && row.split == reference.split,
@@ -254,7 +277,7 @@ pub fn check_against_report(
     let cells = paired_cells(
         row,
         [&reference.structure, &reference.relation],
-        reference.stsb_test_spearman,
+        cells.stsb_test(reference.stsb_test_spearman),
     )?;
     anyhow::ensure!(
         !cells.is_empty(),
@@ -438,11 +461,14 @@ mod tests {
             "results": {"structure": as_cells(&structure), "relation": as_cells(&st.relation)},
             "stsb_test": {"spearman": 82.08}});
         let row = compare_row(&report).unwrap();
-        let check = check_against_reference(&row, "sentence_transformers_fp32", 0.05).unwrap();
+        let check = check_against_reference(&row, "sentence_transformers_fp32", 0.05, Cells::Every)
+            .unwrap();
         assert_eq!(check.cells.len(), 13, "12 SR cells and STS-B test");
         assert!(check.passed(), "{}", check.table());
         assert!((check.worst() - 0.05).abs() < 1e-9);
-        let strict = check_against_reference(&row, "sentence_transformers_fp32", 0.045).unwrap();
+        let strict =
+            check_against_reference(&row, "sentence_transformers_fp32", 0.045, Cells::Every)
+                .unwrap();
         assert!(!strict.passed());
         let table = strict.table();
         assert!(
@@ -450,14 +476,28 @@ mod tests {
             "{table}"
         );
         // onnxruntime has no STS-B test figure: the 12 SR cells only.
-        let onnx = check_against_reference(&row, "onnx_int8_onnxruntime", 5.0).unwrap();
+        let onnx =
+            check_against_reference(&row, "onnx_int8_onnxruntime", 5.0, Cells::Every).unwrap();
         assert_eq!(onnx.cells.len(), 12);
         // A missing cell is an error, never skipped.
         let mut quick = row.clone();
         quick.stsb_test_spearman = None;
-        let error = check_against_reference(&quick, "sentence_transformers_fp32", 0.05);
+        let error =
+            check_against_reference(&quick, "sentence_transformers_fp32", 0.05, Cells::Every);
         assert!(format!("{:#}", error.unwrap_err()).contains("no STS-B test result"));
-        assert!(check_against_reference(&row, "paper", 0.05).is_err());
+        // An SR-only run is checked on its 12 SR cells when asked for explicitly.
+        let sr_only =
+            check_against_reference(&quick, "sentence_transformers_fp32", 0.05, Cells::SrOnly)
+                .unwrap();
+        assert_eq!(sr_only.cells.len(), 12);
+        assert!(sr_only.cells.iter().all(|(cell, ..)| cell != "stsb_test"));
+        let mut outside = quick.clone();
+        outside.relation[2] = outside.relation[2].map(|v| v + 1.0);
+        let check =
+            check_against_reference(&outside, "sentence_transformers_fp32", 0.5, Cells::SrOnly)
+                .unwrap();
+        assert!(!check.passed(), "{}", check.table());
+        assert!(check_against_reference(&row, "paper", 0.05, Cells::Every).is_err());
     }
 
     #[test]
@@ -466,7 +506,7 @@ mod tests {
         let mut gpu = cpu.clone();
         gpu.label = "m · q8_0 · quick · model (gpu)".into();
         gpu.relation[6] = Some(12.57);
-        let check = check_against_report(&gpu, &cpu, 0.1).unwrap();
+        let check = check_against_report(&gpu, &cpu, 0.1, Cells::Every).unwrap();
         assert_eq!(
             check.cells.len(),
             15,
@@ -475,13 +515,18 @@ mod tests {
         assert!(check.passed(), "{}", check.table());
         assert!((check.worst() - 0.07).abs() < 1e-9);
         assert!(check.table().contains("relation/avg"));
-        assert!(!check_against_report(&gpu, &cpu, 0.05).unwrap().passed());
+        assert!(!check_against_report(&gpu, &cpu, 0.05, Cells::Every)
+            .unwrap()
+            .passed());
         // Another model or split is an error; so is a cell the reference has and the row lacks.
         let mut other = cpu.clone();
         other.split = "full".into();
-        assert!(check_against_report(&gpu, &other, 0.1).is_err());
+        assert!(check_against_report(&gpu, &other, 0.1, Cells::Every).is_err());
         gpu.stsb_test_spearman = None;
-        let error = check_against_report(&gpu, &cpu, 0.1).unwrap_err();
+        let error = check_against_report(&gpu, &cpu, 0.1, Cells::Every).unwrap_err();
         assert!(format!("{error:#}").contains("no STS-B test result"));
+        let sr_only = check_against_report(&gpu, &cpu, 0.1, Cells::SrOnly).unwrap();
+        assert_eq!(sr_only.cells.len(), 14, "6 files + avg per dimension");
+        assert!(sr_only.passed(), "{}", sr_only.table());
     }
 }

@@ -27,7 +27,7 @@ pub mod table;
 
 pub use compare::{
     check_against_reference, check_against_report, compare_csv, compare_row, compare_rows,
-    compare_table, CompareRow, ReferenceCheck,
+    compare_table, Cells, CompareRow, ReferenceCheck,
 };
 pub use czech::{
     czech_report, oracle_mse_bound, random_human_agreement, score_model, Agreement, CzechReport,
