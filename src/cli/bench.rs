@@ -28,8 +28,8 @@ pub(super) fn bench(
         refs.len()
     );
     println!(
-        "{:<36} {:>12} {:>14}",
-        "model file", "load (ms)", "sentences/s"
+        "{:<36} {:>12} {:>14} {:>10} {:>10} {:>9}",
+        "model file", "load (ms)", "sentences/s", "tokens", "padded", "GFLOP/s"
     );
     for path in models {
         let start = Instant::now();
@@ -44,14 +44,21 @@ pub(super) fn bench(
         };
         let load_ms = start.elapsed().as_secs_f64() * 1e3;
         embedder.set_batch_size(batch_size);
+        let work = Work::of(&embedder, &refs)?;
         let start = Instant::now();
         embedder.embed(&refs)?;
-        let rate = refs.len() as f64 / start.elapsed().as_secs_f64();
+        let seconds = start.elapsed().as_secs_f64();
+        let rate = refs.len() as f64 / seconds;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        println!("{name:<36} {load_ms:>12.1} {rate:>14.1}");
+        println!(
+            "{name:<36} {load_ms:>12.1} {rate:>14.1} {:>10} {:>10} {:>9.1}",
+            work.tokens,
+            work.padded_tokens,
+            work.flops / seconds / 1e9
+        );
         // Where it ran, on which adapter, with how much GPU memory (bench/gpu.sh reads it).
         if let Some(gpu) = gpu {
             println!(
@@ -61,4 +68,30 @@ pub(super) fn bench(
         }
     }
     Ok(())
+}
+
+/// What embedding the texts costs: tokens, tokens after padding each batch (the same
+/// length-sorted batches `embed` runs) and the forward passes' operations
+/// ([`crate::model::ModelInfo::forward_flops`]).
+struct Work {
+    tokens: usize,
+    padded_tokens: usize,
+    flops: f64,
+}
+
+impl Work {
+    fn of(embedder: &crate::model::Embedder, texts: &[&str]) -> Result<Self> {
+        let batches = crate::model::plan_batches(embedder.tokenizer(), texts, embedder.batching())?;
+        let mut work = Work {
+            tokens: 0,
+            padded_tokens: 0,
+            flops: 0.0,
+        };
+        for (_, batch) in &batches {
+            work.tokens += batch.mask.iter().filter(|&&m| m != 0).count();
+            work.padded_tokens += batch.batch * batch.seq_len;
+            work.flops += embedder.info.forward_flops(batch.batch, batch.seq_len);
+        }
+        Ok(work)
+    }
 }

@@ -102,6 +102,21 @@ impl ModelInfo {
     pub fn pooling_mode(&self) -> super::Pooling {
         self.pooling.parse().unwrap_or(super::Pooling::Mean)
     }
+
+    /// Floating-point operations (2 per multiply-add) of one forward pass over `batch` rows
+    /// padded to `seq_len` tokens, BERT and MPNet alike: per layer and token the linear
+    /// layers (Q, K, V, output: 4·d², FFN in and out: 2·d·ff multiply-adds) and the
+    /// attention's two products (2·seq_len·d). Embeddings, LayerNorm, softmax and pooling
+    /// are left out: benchmarks divide by time to show how close the matmuls run to a peak.
+    pub fn forward_flops(&self, batch: usize, seq_len: usize) -> f64 {
+        let (d, ff, t) = (
+            self.dim as f64,
+            self.intermediate_size as f64,
+            seq_len as f64,
+        );
+        let per_token = 4.0 * d * d + 2.0 * d * ff + 2.0 * t * d;
+        2.0 * per_token * self.num_layers as f64 * batch as f64 * t
+    }
 }
 
 impl ModelFile {
@@ -346,4 +361,44 @@ fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
 /// "f32", "f16", "q8_0", … as users write them.
 fn dtype_name(dtype: GgmlDType) -> String {
     format!("{dtype:?}").to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(dim: usize, intermediate_size: usize, num_layers: usize) -> ModelInfo {
+        ModelInfo {
+            name: "m".into(),
+            architecture: "bert".into(),
+            dtype: "q8_0".into(),
+            dim,
+            num_layers,
+            intermediate_size,
+            num_attention_heads: 12,
+            vocab_size: 30522,
+            max_seq_length: 256,
+            pooling: "mean".into(),
+            normalize: true,
+            source: String::new(),
+            file_bytes: 0,
+            tensors: 0,
+        }
+    }
+
+    #[test]
+    fn forward_flops_count_the_linear_layers_and_attention_products_per_token() {
+        // MiniLM: 6 × (4·384² + 2·384·1536 + 2·1·384) multiply-adds for one token alone.
+        let minilm = info(384, 1536, 6);
+        assert_eq!(minilm.forward_flops(1, 1), 2.0 * 6.0 * 1_770_240.0);
+        // Linear in the batch; the attention term grows with the padded length squared.
+        assert_eq!(
+            minilm.forward_flops(32, 20),
+            32.0 * minilm.forward_flops(1, 20)
+        );
+        let attention =
+            |t: usize| minilm.forward_flops(1, t) - t as f64 * minilm.forward_flops(1, 1);
+        assert_eq!(attention(10), 2.0 * 6.0 * 2.0 * 384.0 * (100.0 - 10.0));
+        assert_eq!(info(0, 0, 12).forward_flops(8, 128), 0.0);
+    }
 }
