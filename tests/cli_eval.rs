@@ -134,3 +134,52 @@ fn eval_names_the_missing_data_folder() {
         "{stderr}"
     );
 }
+
+/// `sr-bench bench` prints the work behind its rate from the batches it runs: tokens, tokens
+/// after padding (never fewer), and GFLOP/s; truncating texts shrinks both token counts.
+#[test]
+fn bench_prints_the_tokens_padding_and_gflops_of_its_batches() {
+    let model = common::model_path(MODEL, "q8_0");
+    let data = common::data_dir();
+    let figures = |max_seq_length: &str| -> (f64, f64, f64) {
+        let (out, _) = sr_bench(&[
+            "bench",
+            "--model",
+            model.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--sentences",
+            "64",
+            "--max-seq-length",
+            max_seq_length,
+        ]);
+        assert!(out.contains("tokens") && out.contains("GFLOP/s"), "{out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("all-MiniLM-L6-v2.q8_0.gguf "))
+            .unwrap_or_else(|| panic!("no row for the model: {out}"));
+        let values: Vec<f64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(
+            values.len(),
+            5,
+            "load, sentences/s, tokens, padded, GFLOP/s: {line}"
+        );
+        assert!(values[1] > 0.0 && values[4] > 0.0, "{line}");
+        (values[2], values[3], values[4])
+    };
+    let (tokens, padded, _) = figures("256");
+    assert!(
+        tokens >= 64.0 * 3.0 && padded >= tokens,
+        "{tokens} {padded}"
+    );
+    let (short_tokens, short_padded, _) = figures("8");
+    assert!(short_padded <= 64.0 * 8.0, "{short_padded}");
+    assert!(
+        short_tokens <= short_padded && short_tokens < tokens,
+        "{short_tokens} {tokens}"
+    );
+}
