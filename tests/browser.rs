@@ -7,7 +7,8 @@ use browser_common::{
     fetch, fixture, log, max_abs_delta, rows, NATIVE_COMPONENT_BOUND, NATIVE_SCORE_BOUND,
 };
 
-use sr_bench::wasm::{cpu_build, Evaluation, Model};
+use sr_bench::eval::SR_FILES;
+use sr_bench::wasm::{Evaluation, Model};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
@@ -92,20 +93,11 @@ async fn bad_model_bytes_become_a_plain_error_not_a_panic() {
     assert_eq!(code.as_string().as_deref(), Some("bad-model"));
 }
 
-/// These tests run on the CPU build build.sh meant: `SR_BENCH_CPU_BUILD` when they were compiled
-/// ("relaxed-simd" for its second run, with the relaxed RUSTFLAGS), else the plain "simd128".
-#[wasm_bindgen_test]
-fn runs_on_the_cpu_build_it_was_built_for() {
-    let want = option_env!("SR_BENCH_CPU_BUILD").unwrap_or("simd128");
-    log(format!("CPU build under test: {}", cpu_build()));
-    assert_eq!(cpu_build(), want);
-}
-
 #[wasm_bindgen_test]
 async fn quick_split_in_the_browser_equals_the_native_cli() {
     let model = Model::load(fetch(MODEL_URL).await).unwrap();
     let mut eval = Evaluation::new("quick", "model").unwrap();
-    for name in ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"] {
+    for name in SR_FILES {
         eval.add_sr_file(name, &fetch(&format!("/data/sr/{name}.csv")).await)
             .unwrap();
     }
@@ -123,7 +115,7 @@ async fn quick_split_in_the_browser_equals_the_native_cli() {
     // Every cell's difference, the worst one logged, then the bound (one assertion names all).
     let mut differences = Vec::new();
     for dim in ["structure", "relation"] {
-        for file in ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"] {
+        for file in SR_FILES {
             for metric in ["spearman", "pearson"] {
                 let b = report["results"][dim][file][metric].as_f64().unwrap();
                 let n = native["results"][dim][file][metric].as_f64().unwrap();

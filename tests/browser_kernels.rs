@@ -1,8 +1,7 @@
 //! The simd128 kernels the page runs, tested directly in Chromium: the packed f32 kernel and the
 //! int16 × q8_0 / q4_0 kernel against an f64 reference (src/backend/cpu/kernel_check.rs, the
 //! same checks the native unit tests run on the portable kernels), on seeded random inputs and
-//! edge shapes: m, n, k not multiples of the 4 × 8 tile, k one block, n = 1. (The relaxed-SIMD
-//! kernel: tests/browser_relaxed_kernels.rs.)
+//! edge shapes: m, n, k not multiples of the 4 × 8 tile, k one block, n = 1.
 #![cfg(target_arch = "wasm32")]
 
 use candle_core::quantized::GgmlDType;

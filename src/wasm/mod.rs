@@ -3,6 +3,7 @@
 //! ([`crate::error::ErrorCode`]; the page's `ERR` lists the same strings). No panic crosses
 //! the boundary.
 
+mod data;
 mod evaluation;
 mod explain;
 mod model;
@@ -48,36 +49,24 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
-/// Which CPU build of the engine this is: "relaxed-simd" (compiled with `+relaxed-simd`, the
-/// page's pick where `WebAssembly.validate` accepts relaxed SIMD) or "simd128" (the plain build,
-/// for every other browser). Also in `Model.backend_status().cpu_build`.
-#[wasm_bindgen]
-pub fn cpu_build() -> String {
-    CPU_BUILD.into()
-}
-
-/// See [`cpu_build`]: fixed when the wasm is compiled.
-const CPU_BUILD: &str = if cfg!(target_feature = "relaxed-simd") {
-    "relaxed-simd"
-} else {
-    "simd128"
-};
-
 /// Benchmarks only: this machine's wasm simd128 mul+add peak, GFLOP/s on one thread.
+#[cfg(feature = "bench")]
 #[wasm_bindgen]
 pub fn simd_peak_gflops(iterations: u64) -> f64 {
     crate::backend::cpu::peak::simd_mul_add_gflops(iterations, js_sys::Date::now)
 }
 
-/// Benchmarks only: this machine's integer dot peaks, G multiply-adds × 2 per second on one
-/// thread, as `[i16x8 dot + add, relaxed i8 dot (NaN without relaxed SIMD)]`.
+/// Benchmarks only: this machine's `i32x4.dot_i16x8_s` + add peak, G multiply-adds × 2 per
+/// second on one thread (the 16-bit kernel's ceiling).
+#[cfg(feature = "bench")]
 #[wasm_bindgen]
-pub fn int_dot_peak_gops(iterations: u64) -> Vec<f64> {
-    crate::backend::cpu::peak::int_dot_gops(iterations, js_sys::Date::now).to_vec()
+pub fn int_dot_peak_gops(iterations: u64) -> f64 {
+    crate::backend::cpu::peak::int_dot_gops(iterations, js_sys::Date::now)
 }
 
 /// Benchmarks only: GFLOP/s of the CPU backend's matrix products on an `m×k · k×n` shape, as
-/// `[f32, int16 × q8_0, relaxed int14 × q8_0, relaxed int7 × q8_0]` (see `peak::matmul_gflops`).
+/// `[f32, int16 × q8_0]` (see `peak::matmul_gflops`).
+#[cfg(feature = "bench")]
 #[wasm_bindgen]
 pub fn matmul_gflops(m: usize, n: usize, k: usize, repeats: usize) -> Result<Vec<f64>, JsValue> {
     crate::backend::cpu::peak::matmul_gflops(m, n, k, repeats, js_sys::Date::now)

@@ -5,21 +5,12 @@ use std::rc::Rc;
 use js_sys::Float32Array;
 use wasm_bindgen::prelude::*;
 
-use super::{flatten, js_error, js_error_of, to_js, CPU_BUILD};
+use super::{flatten, js_error, js_error_of, to_js};
 use crate::backend::memory::{self, ModelShape};
 use crate::backend::webgpu::{self, GpuOptions, GpuWithCpuFallback};
 use crate::backend::{load_embedder_with_options, BackendKind, BackendStatus, MatmulMode};
 use crate::error::ErrorCode;
 use crate::model::{cosine, Embedder, LoadOptions, ModelFile};
-
-/// `backend_status()`: the backend's status plus which CPU build this wasm is (it runs a CPU
-/// model's batches, and a WebGPU model's fallback and explainers).
-#[derive(serde::Serialize)]
-struct StatusWithBuild {
-    #[serde(flatten)]
-    status: BackendStatus,
-    cpu_build: &'static str,
-}
 
 /// A loaded sentence encoder.
 #[wasm_bindgen]
@@ -82,10 +73,7 @@ impl Model {
             Some(gpu) => gpu.status(),
             None => BackendStatus::cpu_only(),
         };
-        to_js(&StatusWithBuild {
-            status,
-            cpu_build: CPU_BUILD,
-        })
+        to_js(&status)
     }
 
     /// True when batches may run on the GPU: the caller then uses the `*_async` methods and

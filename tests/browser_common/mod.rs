@@ -3,8 +3,12 @@
 
 use serde::Deserialize;
 
+use sr_bench::wasm::Model;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+
+/// The default model's q8_0 file, as wasm-bindgen-test-runner serves it.
+pub const MINILM_Q8_0_URL: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
 
 /// GET from the crate root, which wasm-bindgen-test-runner serves (model files, data, fixtures),
 /// with the global scope's `fetch`: the same in a window and in a worker (which has no `window`).
@@ -77,9 +81,8 @@ pub fn rows(flat: &[f32], dim: usize, n: usize) -> Vec<&[f32]> {
 }
 
 /// Largest |Δ| per component between the browser's vectors and the native CLI's (f32 products).
-/// Both wasm builds multiply q8_0 / q4_0 with the 16-bit kernel (src/backend/cpu/qgemm.rs):
+/// The wasm build multiplies q8_0 / q4_0 with the 16-bit kernel (src/backend/cpu/qgemm.rs):
 /// activations rounded to 16 bits per block of 32, a relative 2⁻¹⁶ per input (measured ≤ 3.4e-5).
-/// (The 14-bit relaxed kernel the page does not use measured 1.30e-4 for MiniLM q8_0.)
 pub const NATIVE_COMPONENT_BOUND: f32 = 1e-4;
 
 /// Largest difference of a quick-split score (correlation × 100, 2 decimals) from the native
@@ -97,4 +100,26 @@ pub fn max_abs_delta(a: &[Vec<f32>], b: &[&[f32]]) -> f32 {
             x.iter().zip(y.iter()).map(|(p, q)| (p - q).abs())
         })
         .fold(0f32, f32::max)
+}
+
+#[derive(Deserialize)]
+struct GpuStatus {
+    active: String,
+    software_adapter: bool,
+}
+
+/// MiniLM q8_0 on WebGPU (SwiftShader in headless Chromium), checked to be reported as a
+/// software adapter.
+pub async fn gpu_model() -> Model {
+    let model = Model::load_with_backend(fetch(MINILM_Q8_0_URL).await, "gpu".into(), None, None)
+        .await
+        .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
+    let status: GpuStatus =
+        serde_wasm_bindgen::from_value(model.backend_status().unwrap()).unwrap();
+    assert_eq!(status.active, "webgpu");
+    assert!(
+        status.software_adapter,
+        "headless Chromium's adapter is SwiftShader: it must be reported as software"
+    );
+    model
 }

@@ -4,15 +4,16 @@
 mod activation;
 mod bert;
 pub mod gemm;
+/// The kernels' checks against an f64 reference: for the unit tests and the browser tests.
+#[cfg(any(test, feature = "testing"))]
 pub mod kernel_check;
 mod mpnet;
 pub use mpnet::relative_position_bucket;
 pub(crate) use mpnet::{relative_bias_by_distance, relative_buckets};
+#[cfg(feature = "bench")]
 pub mod peak;
 mod pooling;
 pub mod qgemm;
-pub mod qgemm_relaxed;
-pub mod qgemm_relaxed7;
 mod weights;
 
 use std::sync::Arc;

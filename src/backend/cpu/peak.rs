@@ -1,5 +1,5 @@
-//! Ceilings to measure our kernels against (benchmarks only): the machine's wasm simd128
-//! multiply-add peaks (f32, the 16-bit integer dot, and relaxed SIMD's 8-bit dot), and our matrix
+//! Ceilings to measure our kernels against (benchmarks only, behind the `bench` feature): the
+//! machine's wasm simd128 multiply-add peaks (f32 and the 16-bit integer dot), and our matrix
 //! products' speed on a given shape.
 
 use anyhow::Result;
@@ -8,8 +8,6 @@ use candle_core::{Device, Tensor};
 
 use super::gemm::PackedWeight;
 use super::qgemm::Int16PackedWeight;
-use super::qgemm_relaxed::Relaxed14Weight;
-use super::qgemm_relaxed7::Relaxed7Weight;
 
 /// GFLOP/s of a register-only loop of independent f32x4 `mul` + `add` pairs (8 flops each):
 /// what one core can do in wasm simd128 without fused multiply-add.
@@ -53,22 +51,17 @@ fn mul_add_loop(iterations: u64) -> f32 {
     c.iter().map(|l| l[0]).sum()
 }
 
-/// Integer giga-operations per second (multiply-adds × 2) of register-only loops of 12
-/// independent chains: `[i32x4.dot_i16x8_s + i32x4.add (8 multiply-adds),
-/// i32x4.relaxed_dot_i8x16_i7x16_add_s (16)]`, the second NaN in a build without relaxed SIMD.
-/// The kernels' ceilings: the 16-bit kernel issues one dot + add per 8 multiply-adds; the 14-bit
-/// one two relaxed dots per 16, so it can reach half the relaxed-dot figure.
-pub fn int_dot_gops(iterations: u64, now_ms: impl Fn() -> f64) -> [f64; 2] {
-    let gops = |multiply_adds_per_step: u64, chains: Option<fn(u64) -> i32>| {
-        let Some(chains) = chains else {
-            return f64::NAN;
-        };
-        let start = now_ms();
-        std::hint::black_box(chains(iterations));
-        let seconds = ((now_ms() - start) / 1e3).max(1e-9);
-        (iterations * 12 * multiply_adds_per_step * 2) as f64 / seconds / 1e9
+/// Integer giga-operations per second (multiply-adds × 2) of a register-only loop of 12
+/// independent `i32x4.dot_i16x8_s + i32x4.add` chains (8 multiply-adds each): the 16-bit
+/// kernel's ceiling, since it issues one dot + add per 8 multiply-adds. NaN without simd128.
+pub fn int_dot_gops(iterations: u64, now_ms: impl Fn() -> f64) -> f64 {
+    let Some(chains) = INT16_DOT_CHAINS else {
+        return f64::NAN;
     };
-    [gops(8, INT16_DOT_CHAINS), gops(16, RELAXED_DOT_CHAINS)]
+    let start = now_ms();
+    std::hint::black_box(chains(iterations));
+    let seconds = ((now_ms() - start) / 1e3).max(1e-9);
+    (iterations * 12 * 8 * 2) as f64 / seconds / 1e9
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -80,15 +73,6 @@ const INT16_DOT_CHAINS: Option<fn(u64) -> i32> = Some(|iterations| {
 });
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 const INT16_DOT_CHAINS: Option<fn(u64) -> i32> = None;
-
-#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-const RELAXED_DOT_CHAINS: Option<fn(u64) -> i32> = Some(|iterations| {
-    use core::arch::wasm32::*;
-    let (a, b) = (i8x16_splat(-3), i8x16_splat(5));
-    int_chains(iterations, |c| i32x4_relaxed_dot_i8x16_i7x16_add(a, b, c))
-});
-#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
-const RELAXED_DOT_CHAINS: Option<fn(u64) -> i32> = None;
 
 /// `iterations` steps of 12 independent i32x4 chains (enough to hide a dot's latency).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -107,28 +91,22 @@ fn int_chains(
 }
 
 /// GFLOP/s (multiply-adds × 2) of the CPU backend's products on an `m × k` by `k × n` shape,
-/// the fastest of 5 rounds of `repeats / 5` (a clock of 1 ms needs ≥ 10 ms per round): `[f32 kernel, 16-bit integer
-/// kernel, 14-bit relaxed-SIMD kernel, 7-bit relaxed-SIMD kernel]`, the integer ones on the same
-/// weights as q8_0 (the relaxed ones NaN in a build without relaxed SIMD, where they would time
-/// the portable reference).
+/// the fastest of 5 rounds of `repeats / 5` (a clock of 1 ms needs ≥ 10 ms per round):
+/// `[f32 kernel, 16-bit integer kernel on the same weights as q8_0]`.
 pub fn matmul_gflops(
     m: usize,
     n: usize,
     k: usize,
     repeats: usize,
     now_ms: impl Fn() -> f64,
-) -> Result<[f64; 4]> {
+) -> Result<[f64; 2]> {
     let w: Vec<f32> = (0..n * k).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
     let x: Vec<f32> = (0..m * k).map(|i| ((i % 13) as f32 - 6.0) / 6.0).collect();
     let bias = vec![0.0; n];
     let dense = PackedWeight::pack(&w, n, k);
     let weight = Tensor::from_vec(w, (n, k), &Device::Cpu)?;
     let q8_0 = QTensor::quantize(&weight, GgmlDType::Q8_0)?;
-    let (int16, relaxed, relaxed7) = (
-        Int16PackedWeight::from_qtensor(&q8_0)?,
-        Relaxed14Weight::from_qtensor(&q8_0)?,
-        Relaxed7Weight::from_qtensor(&q8_0)?,
-    );
+    let int16 = Int16PackedWeight::from_qtensor(&q8_0)?;
     // The fastest of 5 rounds of repeats / 5 products: on a shared machine the other
     // processes only ever slow a round down.
     let fastest_ms = |product: &dyn Fn() -> Vec<f32>| {
@@ -148,15 +126,5 @@ pub fn matmul_gflops(
     Ok([
         gflops(fastest_ms(&|| dense.matmul_bias(&x, m, &bias))),
         gflops(fastest_ms(&|| int16.matmul_bias(&x, m, &bias))),
-        if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd")) {
-            gflops(fastest_ms(&|| relaxed.matmul_bias(&x, m, &bias)))
-        } else {
-            f64::NAN
-        },
-        if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd")) {
-            gflops(fastest_ms(&|| relaxed7.matmul_bias(&x, m, &bias)))
-        } else {
-            f64::NAN
-        },
     ])
 }

@@ -9,8 +9,7 @@
 //!
 //! Overflow cannot happen: one block sums 32 products ≤ 127 · 32767 in i32 (≤ 1.4·10⁸).
 //!
-//! The 14-bit relaxed-SIMD kernel (`qgemm_relaxed.rs`, measured, not used by the page: see
-//! [`QuantPackedWeight`]) shares the tiling and the block decoding here.
+//! Kernels with fewer activation bits were measured and lost (docs/cpu-kernels.md).
 
 use anyhow::{bail, Result};
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -26,21 +25,18 @@ pub(super) const NR: usize = 8;
 /// stays in L2.
 const MC: usize = 16 * MR;
 
-/// The integer product the page runs, in both wasm builds: the 16-bit kernel. The relaxed-SIMD
-/// kernels were measured and are not used: the 14-bit one (`qgemm_relaxed.rs`) ran at 0.7–0.9×
-/// this kernel's GFLOP/s on MiniLM's shapes in Chromium; the 7-bit one (`qgemm_relaxed7.rs`)
-/// embedded MiniLM's full SR set only 1.05× faster in the page and moved SR scores by up to 0.6
-/// from sentence-transformers' (this kernel: 0.23).
+/// The integer product the page runs: the 16-bit kernel (the alternatives measured against it
+/// are in docs/cpu-kernels.md).
 pub type QuantPackedWeight = Int16PackedWeight;
 
-/// What the kernel checks need of an integer product (`kernel_check.rs`, for either kernel).
+/// What the kernel checks need of an integer product (`kernel_check.rs`).
 pub trait IntegerProduct: Sized {
-    /// The largest activation magnitude per block (32767 for 16 bits, 8191 for 14).
+    /// The largest activation magnitude per block (32767 for 16 bits).
     const ACTIVATION_MAX: f32;
     fn from_qtensor(w: &QTensor) -> Result<Self>;
     fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32>;
     /// The most each input of `row` (one row of `x`) moves when rounded: half a step of its
-    /// block (symmetric per 32 here; the 7-bit kernel overrides it).
+    /// block (symmetric per 32).
     fn rounding_bounds(row: &[f32]) -> Vec<f64> {
         row.chunks_exact(BLOCK)
             .flat_map(|block| {

@@ -59,17 +59,6 @@ impl Activations {
         }
     }
 
-    /// Host values as this type's little-endian bytes (f16: rounded to nearest).
-    pub fn encode(self, data: &[f32]) -> Vec<u8> {
-        match self {
-            Self::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            Self::F16 => data
-                .iter()
-                .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
-                .collect(),
-        }
-    }
-
     /// The values of this type's little-endian bytes.
     pub fn decode(self, bytes: &[u8]) -> Vec<f32> {
         match self {
@@ -148,6 +137,7 @@ pub(crate) struct Kernels {
     attention: wgpu::ComputePipeline,
     pooling: wgpu::ComputePipeline,
     embed_add: wgpu::ComputePipeline,
+    #[cfg(feature = "testing")]
     gelu: wgpu::ComputePipeline,
 }
 
@@ -182,6 +172,7 @@ impl Kernels {
             attention: pipeline("attention", &attention, "main"),
             pooling: pipeline("pooling", &pooling, "main"),
             embed_add: pipeline("embed_add", &elementwise, "embed_add"),
+            #[cfg(feature = "testing")]
             gelu: pipeline("gelu", &elementwise, "gelu_inplace"),
         }
     }
@@ -196,6 +187,7 @@ impl Kernels {
             Op::Attention { .. } => &self.attention,
             Op::PoolL2 { .. } => &self.pooling,
             Op::EmbedAdd { .. } => &self.embed_add,
+            #[cfg(feature = "testing")]
             Op::Gelu => &self.gelu,
         }
     }
@@ -296,7 +288,9 @@ pub(crate) enum Op {
     PoolL2 { dim: usize, pooling: Pooling },
     /// `x[r, c] += pos[r mod seq, c] + type0[c]` over `[rows, cols]`: x, pos, type0.
     EmbedAdd { cols: usize },
-    /// `x = gelu(x)` in place over `rows` values: x.
+    /// `x = gelu(x)` in place over `rows` values: x. Only to measure the approximation (the
+    /// matmul fuses GELU), so only in the kernel tests.
+    #[cfg(feature = "testing")]
     Gelu,
 }
 
@@ -374,6 +368,7 @@ impl Op {
                 cols: u(cols),
                 _pad: 0,
             }),
+            #[cfg(feature = "testing")]
             Op::Gelu => Params::Elementwise(ElementwiseParams {
                 len: u(s.rows),
                 seq: 1,
@@ -397,6 +392,7 @@ impl Op {
             Op::Attention { heads, .. } => (u(s.seq), u(heads), u(s.batch)),
             Op::PoolL2 { .. } => (u(s.batch), 1, 1),
             Op::EmbedAdd { cols } => elementwise(u(s.rows * cols)),
+            #[cfg(feature = "testing")]
             Op::Gelu => elementwise(u(s.rows)),
         }
     }

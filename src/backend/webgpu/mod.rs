@@ -71,6 +71,8 @@ mod encoder;
 mod graph;
 mod kernels;
 mod params;
+/// Single-kernel runs for the kernel tests.
+#[cfg(feature = "testing")]
 mod runners;
 mod weights;
 

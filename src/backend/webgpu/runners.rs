@@ -6,8 +6,8 @@ use anyhow::{bail, Result};
 use candle_core::quantized::{GgmlDType, QTensor};
 
 use super::buffers::{
-    params_bytes, read_values, record, staging, storage, uniform, upload_bytes, upload_f32,
-    upload_u32, upload_values, ErrorScopes, Step,
+    f32_bytes, params_bytes, read_values, record, staging, storage, u32_bytes, uniform,
+    upload_weights, ErrorScopes, GpuDevice, Step, Use,
 };
 use super::context::GpuContext;
 use super::kernels::{
@@ -271,4 +271,50 @@ fn check_len(name: &str, data: &[f32], expected: usize) -> Result<()> {
         bail!("{name}: expected {expected} values, got {}", data.len());
     }
     Ok(())
+}
+
+/// A storage buffer initialised from f32 data: weights.
+fn upload_f32(device: &GpuDevice, label: &str, data: &[f32]) -> wgpu::Buffer {
+    upload_bytes(device, label, f32_bytes(data))
+}
+
+/// A storage buffer initialised from `data` stored as `stored` (the kernel runs' inputs).
+fn upload_values(
+    device: &GpuDevice,
+    label: &str,
+    stored: Activations,
+    data: &[f32],
+) -> wgpu::Buffer {
+    upload_bytes(device, label, encode(stored, data))
+}
+
+/// A storage buffer of weights initialised from raw bytes (quantized blocks as the file
+/// stores them).
+fn upload_bytes(device: &GpuDevice, label: &str, bytes: Vec<u8>) -> wgpu::Buffer {
+    let len = bytes.len() as u64;
+    upload_weights(device, label, len, || Ok(bytes)).expect("the bytes are the size given")
+}
+
+/// A read-only storage buffer initialised from u32 data (the attention mask).
+fn upload_u32(device: &GpuDevice, label: &str, data: &[u32]) -> wgpu::Buffer {
+    let bytes = u32_bytes(data);
+    let usage = wgpu::BufferUsages::STORAGE;
+    device.create(
+        label,
+        Use::Activations,
+        bytes.len() as u64,
+        usage,
+        Some(&bytes),
+    )
+}
+
+/// Host values as this type's little-endian bytes (f16: rounded to nearest).
+fn encode(stored: Activations, data: &[f32]) -> Vec<u8> {
+    match stored {
+        Activations::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        Activations::F16 => data
+            .iter()
+            .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+            .collect(),
+    }
 }

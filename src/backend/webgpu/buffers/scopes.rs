@@ -1,0 +1,30 @@
+//! Error scopes around a submit: out-of-memory and validation errors as `Result`s.
+
+use anyhow::{bail, Result};
+
+/// Captures out-of-memory and validation errors of the work issued while it is open.
+pub(crate) struct ErrorScopes {
+    oom: wgpu::ErrorScopeGuard,
+    validation: wgpu::ErrorScopeGuard,
+}
+
+impl ErrorScopes {
+    pub fn open(device: &wgpu::Device) -> Self {
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        Self { oom, validation }
+    }
+
+    /// Closes both scopes; an error names what went wrong ("out of memory", a validation message).
+    pub async fn close(self, what: &str) -> Result<()> {
+        let validation = self.validation.pop();
+        let oom = self.oom.pop();
+        if let Some(e) = oom.await {
+            bail!("the GPU ran out of memory {what}: {e}");
+        }
+        if let Some(e) = validation.await {
+            bail!("GPU validation error {what}: {e}");
+        }
+        Ok(())
+    }
+}
