@@ -1,6 +1,7 @@
 //! Bad input as a new user would try it: each a clear error naming the problem, never a panic.
 
 mod common;
+mod crafted;
 
 use std::io::{Cursor, Write};
 use std::process::{Command, Stdio};
@@ -162,5 +163,29 @@ fn cli_embed_gives_the_library_vectors_in_input_order() {
         let norm: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4, "CLI vectors are L2-normalised");
         assert!(a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-6));
+    }
+}
+
+/// Two embedded tokenizer JSONs that `tokenizers` itself meets with a panic (an `expect` in its
+/// decoder and normalizer deserializers): refused with an error, in the library and the CLI.
+#[test]
+fn tokenizer_json_that_tokenizers_would_panic_on_is_refused() {
+    let bytes = common::model_bytes(MODEL, "q8_0");
+    for (i, (_, crafted)) in crafted::tokenizer_panics(&bytes).into_iter().enumerate() {
+        let msg = load_error(crafted.clone());
+        assert!(msg.contains("tokenizer JSON"), "case {i}: {msg}");
+
+        let path = std::env::temp_dir().join(format!("sr-bench-crafted-tokenizer-{i}.gguf"));
+        std::fs::write(&path, &crafted).unwrap();
+        let out = cli()
+            .args(["similarity", "--model"])
+            .arg(&path)
+            .args(["a", "b"])
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&path);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "case {i}: {stderr}");
+        assert!(stderr.contains("tokenizer JSON"), "case {i}: {stderr}");
     }
 }

@@ -120,6 +120,20 @@ async fn crafted_files_fail_with_a_code_and_the_instance_still_scores() {
         web_sys::console::log_1(&format!("{what}: {code}: {message}").into());
     }
 
+    // Tokenizer JSONs that `tokenizers` would panic on (aborting this instance): refused.
+    for (what, bytes) in crafted::tokenizer_panics(&ours) {
+        let error = Model::load(bytes)
+            .err()
+            .unwrap_or_else(|| panic!("{what} loaded"));
+        let (code, message) = code_and_message(error);
+        assert_eq!(code, "bad-model", "load, {what}: {message}");
+        assert!(
+            message.contains("tokenizer JSON"),
+            "load, {what}: {message}"
+        );
+        web_sys::console::log_1(&format!("{what}: {code}: {message}").into());
+    }
+
     // The same instance, after every failure: the real files load and score as before.
     let after = score(&Model::load(ours).expect("the real file loads after the crafted ones"));
     assert_eq!(before, after);

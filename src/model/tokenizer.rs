@@ -2,6 +2,7 @@
 //! no fixed padding, truncation at the model's `max_seq_length` (special tokens included).
 
 use anyhow::{anyhow, Result};
+use tokenizers::normalizers::precompiled::Precompiled;
 use tokenizers::{Tokenizer, TruncationParams};
 
 /// A right-padded batch of token ids with its attention mask, row-major `[batch, seq_len]`.
@@ -51,6 +52,31 @@ pub struct Pieces {
     pub words: Vec<Option<(u32, String)>>,
 }
 
+/// Refuses, with an error, the tokenizer JSON that `tokenizers` would meet with a panic (which
+/// aborts the wasm instance): its decoder deserializer `expect`s the decoder's JSON to parse,
+/// and its normalizer deserializer `expect`s a `Precompiled` normalizer to build. So the whole
+/// JSON is parsed here first, and every `Precompiled` object in it is built on its own.
+fn check_json(json: &str) -> Result<()> {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| anyhow!("model file: the tokenizer JSON is invalid: {e}"))?;
+    let mut stack = vec![&value];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(map) => {
+                if map.get("type").and_then(|t| t.as_str()) == Some("Precompiled") {
+                    serde_json::from_value::<Precompiled>(v.clone()).map_err(|e| {
+                        anyhow!("model file: the tokenizer JSON's Precompiled normalizer is invalid: {e}")
+                    })?;
+                }
+                stack.extend(map.values());
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The model's tokenizer with padding switched off and truncation at `max_seq_length`.
 pub struct TextTokenizer {
     inner: Tokenizer,
@@ -59,6 +85,7 @@ pub struct TextTokenizer {
 
 impl TextTokenizer {
     pub fn from_json(json: &str, max_seq_length: usize, pad_id: u32) -> Result<Self> {
+        check_json(json)?;
         let mut inner = Tokenizer::from_bytes(json.as_bytes())
             .map_err(|e| anyhow!("model file: the tokenizer JSON is invalid: {e}"))?;
         // The shipped tokenizer.json pads to 128 and truncates at 128; the model sees up to

@@ -81,3 +81,39 @@ pub fn with_config_field(bytes: &[u8], field: &str, value: u64) -> Vec<u8> {
         *json = parsed.to_string();
     })
 }
+
+/// `bytes` with the first `from` replaced by `to` (same length, so the GGUF header's string
+/// lengths still hold and the file reaches the tokenizer).
+pub fn with_replaced(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .unwrap_or_else(|| panic!("{} not in the file", String::from_utf8_lossy(from)));
+    let mut out = bytes.to_vec();
+    out[at..at + to.len()].copy_from_slice(to);
+    out
+}
+
+/// Our MiniLM file with embedded tokenizer JSONs that `tokenizers` itself meets with a panic
+/// (an `expect` in its decoder and normalizer deserializers), each with what it is.
+pub fn tokenizer_panics(ours: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        (
+            "8 bytes changed inside the decoder: its JSON no longer parses",
+            with_replaced(
+                ours,
+                b"\"decoder\":{\"cleanup\":true",
+                b"\"decoder\":{\"cleanup\"xtrue",
+            ),
+        ),
+        (
+            "a Precompiled normalizer without its charsmap",
+            with_replaced(
+                ours,
+                b"\"type\":\"BertNormalizer\"}",
+                b"\"type\":\"Precompiled\"   }",
+            ),
+        ),
+    ]
+}
