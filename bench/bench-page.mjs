@@ -1,5 +1,6 @@
-// Runs www/bench.html (load time and sentences/s per model file and backend) in headless
-// Chromium against a served site and returns its JSON: { userAgent, results, skipped }.
+// Runs bench.html (bench/web/: load time and sentences/s per model file and backend) in headless
+// Chromium against the served benchmark site (bench/out/site, made by bench/site.sh) and returns
+// its JSON: { userAgent, results, skipped }.
 // Used by bench/browser.mjs (tables) and bench/gpu.mjs (the GPU benchmark).
 import { chromium } from 'playwright-core';
 
@@ -21,8 +22,6 @@ export async function benchInChromium(url, { sentences, models, backends, gpuArg
     const page = await browser.newPage();
     page.on('console', (m) => { if (m.type() === 'error') console.error('console:', m.text()); });
     const query = new URLSearchParams({ sentences, models, backends });
-    // CPU=simd128 runs the plain build where the page would pick relaxed SIMD (www/cpu-build.js).
-    if (process.env.CPU) query.set('cpu', process.env.CPU);
     await page.goto(new URL(`bench.html?${query}`, url).href);
     const results = page.locator('#results[data-json], #results[data-error]');
     await results.waitFor({ state: 'attached', timeout: 60 * 60 * 1000 });

@@ -1,6 +1,6 @@
-// Runs www/bench.html in headless Chromium against a served site and prints its figures.
+// Runs bench.html (bench/web/) in headless Chromium against the served benchmark site
+// (bench/out/site, made by bench/site.sh) and prints its figures.
 // Usage: node bench/browser.mjs URL [sentences] [model files, comma-separated] [backends: cpu,webgpu]
-// (env CPU=simd128: the plain wasm build where the page would pick relaxed SIMD)
 // With "webgpu" (or "gpu") Chromium gets --enable-unsafe-webgpu; headless, its adapter is then SwiftShader
 // (the GPU emulated on the CPU), which the table labels: those figures are not GPU speeds.
 import { benchInChromium, SWIFTSHADER_ARGS } from './bench-page.mjs';
@@ -11,17 +11,17 @@ if (!url) {
   process.exit(2);
 }
 const wantsGpu = backends.split(',').some((b) => b === 'webgpu' || b === 'gpu');
-const { userAgent, cpu_build: cpuBuild, results: rows, skipped = [] } = await benchInChromium(url, {
+const { userAgent, results: rows, skipped = [] } = await benchInChromium(url, {
   sentences, models, backends, gpuArgs: wantsGpu ? SWIFTSHADER_ARGS : [],
 });
 if (!wantsGpu) {
-  console.log(`browser CPU benchmark (wasm ${cpuBuild}, 1 thread): ${rows[0]?.sentences} SR sentences — ${userAgent}`);
+  console.log(`browser CPU benchmark (wasm, 1 thread): ${rows[0]?.sentences} SR sentences — ${userAgent}`);
   console.log(`${'model file'.padEnd(36)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)}`);
   for (const r of rows) {
     console.log(`${r.file.padEnd(36)} ${r.load_ms.toFixed(1).padStart(12)} ${r.sentences_per_s.toFixed(1).padStart(14)}`);
   }
 } else {
-  console.log(`browser benchmark, backends ${backends} (cpu: wasm ${cpuBuild}, 1 thread; gpu: WebGPU): ${rows[0]?.sentences ?? sentences} SR sentences — ${userAgent}`);
+  console.log(`browser benchmark, backends ${backends} (cpu: wasm, 1 thread; gpu: WebGPU): ${rows[0]?.sentences ?? sentences} SR sentences — ${userAgent}`);
   console.log(`${'model file'.padEnd(36)} ${'backend'.padEnd(56)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)}`);
   for (const r of rows) {
     const emulated = r.adapter && r.adapter.software

@@ -1,16 +1,14 @@
 // Drives the comparison pages (bench/web/cmp-*.html, assembled by compare-transformersjs.sh) in
 // headless Chromium, one system after the other, and prints the figures.
 // Usage: node bench/compare-transformersjs.mjs http://127.0.0.1:PORT/
-//   env FULL=0: the 2,000 sample only; MPNET=0: no MPNet line; CPU=simd128: our plain wasm build
-//   (default: the build the demo page picks, relaxed SIMD in Chromium).
+//   env FULL=0: the 2,000 sample only; MPNET=0: no MPNet line.
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const base = process.argv[2];
 const full = process.env.FULL !== '0';
 /** Query parameters for our page (cmp-srbench.html). */
-const ourQuery = [process.env.MPNET === '0' ? 'mpnet=0' : '', process.env.CPU ? `cpu=${encodeURIComponent(process.env.CPU)}` : '']
-  .filter(Boolean).join('&');
+const ourQuery = process.env.MPNET === '0' ? 'mpnet=0' : '';
 const origin = new URL(base).origin;
 const external = [];
 const browser = await chromium.launch({
@@ -53,7 +51,7 @@ async function coldStart() {
     const hash = '#a=The%20chef%20cooked%20the%20meal.&b=The%20meal%20was%20cooked%20by%20the%20chef.&model=all-MiniLM-L6-v2&dtype=q8_0';
     if (i === 0) {
       // First visit: the page waits for a click before a download; later visits load from the cache.
-      await page.goto(new URL((process.env.CPU ? `?cpu=${encodeURIComponent(process.env.CPU)}` : '') + hash, base).href);
+      await page.goto(new URL(hash, base).href);
       await page.click('#model-load');
     } else {
       await page.reload();
@@ -78,12 +76,11 @@ try {
   writeFileSync(new URL('./out/compare.json', import.meta.url), JSON.stringify({ ours, tjs }, null, 1));
   console.log(`headless Chromium: ${ours.userAgent}`);
   console.log(`cores ${ours.cores}, cross-origin isolated: ${ours.isolated && tjs.isolated}`);
-  console.log(`sr-bench CPU build: ${ours.cpu_build} (${ours.cpu_build === 'relaxed-simd' ? 'relaxed SIMD' : 'WebAssembly SIMD'}; CPU=simd128 runs the plain build)`);
   console.log(`workload: sample 2,000 SR sentences; full ${ours.total} unique SR sentences ` +
     `(${ours.tokens} tokens; ${ours.padded_tokens} positions when padded per batch of 32 in length order)`);
   console.log('');
   console.log(`${'system'.padEnd(50)} ${'cold load'.padStart(10)} ${'sample s/s'.padStart(11)} ${'full s/s'.padStart(9)} ${'full time'.padStart(10)}`);
-  for (const [name, r] of [[`sr-bench q8_0, ${ours.threads} Web Workers (wasm ${ours.cpu_build})`, ours], [`transformers.js 3.8.1 int8, ${tjs.threads} ORT threads`, tjs]]) {
+  for (const [name, r] of [[`sr-bench q8_0, ${ours.threads} Web Workers (wasm)`, ours], [`transformers.js 3.8.1 int8, ${tjs.threads} ORT threads`, tjs]]) {
     console.log(`${name.padEnd(50)} ${(fmt(r.load_ms / 1000, 2) + ' s').padStart(10)} ${fmt(r.sample.sentences_per_s).padStart(11)} ` +
       `${fmt(r.full?.sentences_per_s).padStart(9)} ${(r.full ? fmt(r.full.seconds, 0) + ' s' : '—').padStart(10)}`);
   }
@@ -97,7 +94,7 @@ try {
   }
   if (ours.mpnet) {
     const m = ours.mpnet;
-    console.log(`MPNet q8_0 (sr-bench, ${m.threads} Web Workers, wasm ${ours.cpu_build}): cold load ${fmt(m.load_ms / 1000, 2)} s, ` +
+    console.log(`MPNet q8_0 (sr-bench, ${m.threads} Web Workers): cold load ${fmt(m.load_ms / 1000, 2)} s, ` +
       `sample ${fmt(m.sample.sentences_per_s)} sentences/s` +
       (m.full ? `; full SR ${m.full.sentences} sentences ${fmt(m.full.seconds, 0)} s (${fmt(m.full.sentences_per_s)}/s)` +
         `; quick split ${m.quick.sentences} sentences (SR quick + STS-B test) ${fmt(m.quick.seconds, 0)} s` : ''));

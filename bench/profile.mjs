@@ -1,4 +1,5 @@
-// Where the browser's CPU time goes: runs www/bench.html for one model file under Chromium's
+// Where the browser's CPU time goes: runs bench.html (bench/web/; serve bench/out/site, made by
+// bench/site.sh) for one model file under Chromium's
 // sampling profiler (DevTools protocol) and prints self time per function, top first.
 // Usage: node bench/profile.mjs URL [sentences] [model file] [rows]
 import { chromium } from 'playwright-core';
@@ -18,9 +19,7 @@ try {
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
   await cdp.send('Profiler.start');
-  // CPU=simd128: the plain wasm build where the page would pick relaxed SIMD.
-  const cpu = process.env.CPU ? `&cpu=${encodeURIComponent(process.env.CPU)}` : '';
-  await page.goto(new URL(`bench.html?sentences=${sentences}&models=${model}${cpu}`, url).href);
+  await page.goto(new URL(`bench.html?sentences=${sentences}&models=${model}`, url).href);
   await page.locator('#results[data-json], #results[data-error]').waitFor({ state: 'attached', timeout: 30 * 60 * 1000 });
   const { profile } = await cdp.send('Profiler.stop');
   const error = await page.locator('#results').getAttribute('data-error');

@@ -12,8 +12,9 @@ echo "== native: load time and sentences/s"
 "$CLI" bench --data data "${MODELS[@]/#/--model=}"
 
 echo; echo "== browser (headless Chromium): load time and sentences/s"
+bash bench/site.sh # bench/out/site: www/dist + the benchmark pages, wasm with the bench feature
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$CLI" serve --dir www/dist --port "$port" >/dev/null 2>&1 &
+"$CLI" serve --dir bench/out/site --port "$port" >/dev/null 2>&1 &
 server=$!
 trap 'kill $server' EXIT
 sleep 0.5

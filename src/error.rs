@@ -1,6 +1,7 @@
 //! Error codes: what kind of failure an error is, chosen where it happens (not guessed by a
 //! caller from its call site). The wasm layer hands the code to the page as `Error.code`; the
-//! page's `ERR` table (`www/protocol.js`) lists the same strings.
+//! page's `ERR` table (`www/shared/protocol.js`) lists the same strings, and a unit test here
+//! keeps the two equal.
 
 use std::fmt;
 
@@ -28,6 +29,19 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in the order the page's `ERR` table lists them.
+    pub const ALL: [ErrorCode; 9] = [
+        Self::BadModel,
+        Self::UnsupportedArchitecture,
+        Self::UnsupportedDtype,
+        Self::OutOfMemory,
+        Self::NoAdapter,
+        Self::DeviceLost,
+        Self::Data,
+        Self::BadRequest,
+        Self::Engine,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::BadModel => "bad-model",
@@ -122,5 +136,50 @@ mod tests {
             code_of(&wrapped.code(ErrorCode::Data).unwrap_err()),
             ErrorCode::Data
         );
+    }
+
+    /// The page's copy of the contract: `ERR`'s Rust section and `SR_FILES` in
+    /// `www/shared/protocol.js` must list exactly Rust's codes and SR files, in order.
+    #[test]
+    fn the_page_lists_the_same_error_codes_and_sr_files_as_rust() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/www/shared/protocol.js");
+        let js = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let section = js
+            .split("// set by the wasm API (Rust)")
+            .nth(1)
+            .and_then(|rest| rest.split("// page and worker only").next())
+            .expect("protocol.js: ERR's '// set by the wasm API (Rust)' section");
+        // Lines `NAME: 'code', // comment`: the quoted string is the code.
+        let page: Vec<&str> = section
+            .lines()
+            .filter_map(|line| line.split('\'').nth(1))
+            .collect();
+        let rust: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(page, rust, "ERR in {path} differs from ErrorCode::ALL");
+        // Adding a variant without listing it in ALL fails to compile here.
+        for code in ErrorCode::ALL {
+            match code {
+                ErrorCode::BadModel
+                | ErrorCode::UnsupportedArchitecture
+                | ErrorCode::UnsupportedDtype
+                | ErrorCode::OutOfMemory
+                | ErrorCode::NoAdapter
+                | ErrorCode::DeviceLost
+                | ErrorCode::Data
+                | ErrorCode::BadRequest
+                | ErrorCode::Engine => {}
+            }
+        }
+
+        let files = js
+            .split("export const SR_FILES = Object.freeze([")
+            .nth(1)
+            .and_then(|rest| rest.split("])").next())
+            .expect("protocol.js: export const SR_FILES = Object.freeze([...])");
+        let page: Vec<&str> = files
+            .split(',')
+            .map(|f| f.trim().trim_matches('\''))
+            .collect();
+        assert_eq!(page, crate::eval::SR_FILES, "SR_FILES in {path}");
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 const MODEL: &str = "all-MiniLM-L6-v2";
-const FILES: [&str; 6] = ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"];
+use sr_bench::eval::SR_FILES as FILES;
 
 fn temp_dir(name: &str) -> PathBuf {
     cli_common::temp_dir("compare", name)

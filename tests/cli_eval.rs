@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 const MODEL: &str = "all-MiniLM-L6-v2";
-const FILES: [&str; 6] = ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"];
+use sr_bench::eval::SR_FILES as FILES;
 
 fn sr_bench(args: &[&str]) -> (String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))

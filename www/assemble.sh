@@ -1,8 +1,8 @@
 #!/bin/sh
 # Copy the web demo's own files and its vendored chart library into DIST (the built site).
 # Usage: sh www/assemble.sh DIST        (run from anywhere; DIST is created if missing)
-# Also copies the two wasm builds (www/pkg, and www/pkg-relaxed's .wasm: see www/cpu-build.js);
-# leaves DIST/models and DIST/data alone: build.sh puts those there.
+# Also copies the wasm build (www/pkg); leaves DIST/models and DIST/data alone: build.sh puts
+# those there. The benchmark pages are no part of the site: bench/site.sh adds them to a copy.
 set -eu
 
 if [ $# -ne 1 ]; then
@@ -14,9 +14,11 @@ WWW=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$WWW/.." && pwd)
 CHART="$ROOT/node_modules/chart.js"
 
-# The site's own files (static: no build step): the page's modules in app/, the rest at the top.
-SCRIPTS="$(cd "$WWW" && echo *.js app/*.js)"
-FILES="index.html style.css favicon.svg bench.html $SCRIPTS"
+# The site's own files (static: no build step), laid out by thread: page/ (the page only),
+# engine/ (the engine worker and its helpers), shared/ (both); the service worker sw.js stays
+# at the top (its scope is the site root).
+SCRIPTS="$(cd "$WWW" && echo *.js page/*.js engine/*.js shared/*.js)"
+FILES="index.html style.css favicon.svg $SCRIPTS"
 
 # Guards for the Content-Security-Policy (no 'unsafe-inline'): no inline scripts, no inline
 # event handlers, no style attributes; user text never goes through innerHTML.
@@ -45,38 +47,26 @@ if [ ! -f "$CHART/dist/chart.umd.min.js" ]; then
   exit 1
 fi
 
-mkdir -p "$DIST/vendor" "$DIST/app"
+# A DIST of an older layout may hold scripts at its top, app/ or the benchmark page: not ours now.
+rm -rf "$DIST/app" "$DIST/page" "$DIST/engine" "$DIST/shared" "$DIST/bench.html" "$DIST"/*.js
+mkdir -p "$DIST/vendor" "$DIST/page" "$DIST/engine" "$DIST/shared"
 for f in $FILES; do
   cp "$WWW/$f" "$DIST/$f"
 done
 cp "$CHART/dist/chart.umd.min.js" "$CHART/dist/chart.umd.min.js.map" "$DIST/vendor/"
 cp "$CHART/LICENSE.md" "$DIST/vendor/chart.js.LICENSE.md"
-# --- issue 15: the two CPU builds. One JS glue runs either .wasm, so the relaxed build must
-# export exactly what the plain one does (same Rust API: no export under a cfg of its own).
-# Only the code is compared: wasm-bindgen's comments quote function-table indices, which
-# shift when the relaxed build compiles code of its own (its kernel).
-for pkg in pkg pkg-relaxed; do
-  if [ ! -f "$WWW/$pkg/sr_bench_bg.wasm" ]; then
-    echo "assemble.sh: www/$pkg is not built: run ./build.sh build (wasm-pack, see build_wasm)" >&2; exit 1
-  fi
-done
-glue_code() { grep -v '^[[:space:]]*//' "$WWW/$1/sr_bench.js"; }
-if ! diff -q <(glue_code pkg) <(glue_code pkg-relaxed) > /dev/null; then
-  echo "assemble.sh: www/pkg and www/pkg-relaxed have different JS glue (sr_bench.js): the two builds" >&2
-  echo "  must export the same API (is one of them stale? rebuild both: ./build.sh build)" >&2
-  exit 1
+if [ ! -f "$WWW/pkg/sr_bench_bg.wasm" ]; then
+  echo "assemble.sh: www/pkg is not built: run ./build.sh build (wasm-pack, see build_wasm)" >&2; exit 1
 fi
-rm -rf "$DIST/pkg" "$DIST/pkg-relaxed"
+rm -rf "$DIST"/pkg "$DIST"/pkg-* # pkg-*: the second wasm build of an older layout
 cp -r "$WWW/pkg" "$DIST/pkg"
-mkdir -p "$DIST/pkg-relaxed" && cp "$WWW/pkg-relaxed/sr_bench_bg.wasm" "$DIST/pkg-relaxed/"
-# --- end issue 15
-# --- issue 13: offline class mode. DIST/sw.js gets the list of files it stores (the page, the
-# engine, the benchmark data, the model list; never the models: see www/sw.js) and a build id
+# Offline class mode: DIST/sw.js gets the list of files it stores (the page, the engine, the
+# benchmark data, the model list; never the models: see www/sw.js) and a build id
 # from their contents. Hashed from the sources build.sh copies (www/pkg, data/, www/models), so
 # the id is right whether they are in DIST yet or not; a new build means a new id, and the
 # browser replaces the stored copy.
-PRECACHE_SHELL="index.html style.css favicon.svg bench.html $(echo "$SCRIPTS" | tr ' ' '\n' | grep -vx 'sw.js' | tr '\n' ' ')vendor/chart.umd.min.js"
-PRECACHE_DATA="pkg/sr_bench.js pkg/sr_bench_bg.wasm pkg-relaxed/sr_bench_bg.wasm data/sr/stsb.csv data/sr/sickr.csv data/sr/askubuntu.csv data/sr/cqa.csv data/sr/twitter.csv data/sr/biosses.csv data/stsb/stsb-en-test.csv models/manifest.json"
+PRECACHE_SHELL="index.html style.css favicon.svg $(echo "$SCRIPTS" | tr ' ' '\n' | grep -vx 'sw.js' | tr '\n' ' ')vendor/chart.umd.min.js"
+PRECACHE_DATA="pkg/sr_bench.js pkg/sr_bench_bg.wasm data/sr/stsb.csv data/sr/sickr.csv data/sr/askubuntu.csv data/sr/cqa.csv data/sr/twitter.csv data/sr/biosses.csv data/stsb/stsb-en-test.csv models/manifest.json"
 source_of() {
   case $1 in
     vendor/chart.umd.min.js) echo "$CHART/dist/chart.umd.min.js" ;;
@@ -92,6 +82,5 @@ done | $SHA | cut -c1-16)
 PRECACHE_JSON=$(for f in $PRECACHE_SHELL $PRECACHE_DATA; do printf '"%s",' "$f"; done | sed 's/,$//')
 sed -e "s|^const BUILD = .*|const BUILD = '$BUILD_ID';|" -e "s|^const PRECACHE = .*|const PRECACHE = [$PRECACHE_JSON];|" \
   "$WWW/sw.js" > "$DIST/sw.js"
-# --- end issue 13: offline class mode
 
 echo "assemble.sh: web demo copied into $DIST (chart.js $(node -p "require('$CHART/package.json').version" 2>/dev/null || echo '?'))"

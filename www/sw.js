@@ -1,46 +1,47 @@
-// Offline class mode (issue 13): the service worker. It keeps the app shell, the wasm engine,
+// @ts-check
+/// <reference lib="webworker" />
+// Offline class mode: the service worker. It keeps the app shell, the wasm engine,
 // the benchmark data and the model list in one cache per build, and serves them from there, so
 // that after one visit with a model loaded the site works with the network off.
 //
 // Model files are NOT handled here: their requests go to the network untouched. The engine
-// worker keeps models in the Cache API itself (protocol.js MODEL_CACHE, cache.js: keyed by URL +
+// worker keeps models in the Cache API itself (shared/protocol.js MODEL_CACHE, engine/cache.js: keyed by URL +
 // ?sha256=, verified on every read), and reads them from there first, so offline they come
 // from that verified store and never from this worker.
-//
-// Both CPU builds of the engine (pkg/ and pkg-relaxed/, issue 15: www/cpu-build.js) are stored,
-// not only the one this browser picks: a link forcing the plain build (?cpu=simd128) must work
-// offline too, and this worker cannot see the page's choice. The cost: one more .wasm (~5.5 MB)
-// per build, fetched in the background after the page is up.
 //
 // Responses are stored as the server sent them, headers included (CSP, COOP/COEP, content
 // types), so a page served from here is the same page. assemble.sh fills BUILD and PRECACHE in
 // the built site: a new build changes this file, the browser installs it, and its activation
 // drops the older shell caches.
 
-// assemble.sh replaces the next two lines in www/dist/sw.js.
+// assemble.sh replaces the `const BUILD` and `const PRECACHE` lines in www/dist/sw.js.
 const BUILD = 'unassembled';
+/** @type {string[]} */
 const PRECACHE = [];
+
+/** This worker's global (the WebWorker library types `self` as any worker's). */
+const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
 
 const SHELL_PREFIX = 'sr-bench-shell-';
 const SHELL_CACHE = `${SHELL_PREFIX}${BUILD}`;
-const SCOPE = new URL('./', self.location).href;
+const SCOPE = new URL('./', sw.location.href).href;
 const PRECACHED = new Set(PRECACHE.map((p) => new URL(p, SCOPE).href));
 
-self.addEventListener('install', (event) => {
+sw.addEventListener('install', (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(SHELL_CACHE);
     // cache: 'reload' — the server's copy, not the HTTP cache's. addAll is all or nothing.
     await cache.addAll(PRECACHE.map((p) => new Request(new URL(p, SCOPE).href, { cache: 'reload' })));
-    await self.skipWaiting();
+    await sw.skipWaiting();
   })());
 });
 
-self.addEventListener('activate', (event) => {
+sw.addEventListener('activate', (event) => {
   event.waitUntil((async () => {
     for (const name of await caches.keys()) {
       if (name.startsWith(SHELL_PREFIX) && name !== SHELL_CACHE) await caches.delete(name);
     }
-    await self.clients.claim();
+    await sw.clients.claim();
   })());
 });
 
@@ -56,7 +57,7 @@ function shellUrl(request) {
   return PRECACHED.has(url.href) ? url.href : null;
 }
 
-self.addEventListener('fetch', (event) => {
+sw.addEventListener('fetch', (event) => {
   const url = shellUrl(event.request);
   if (!url) return;
   event.respondWith((async () => {
@@ -67,7 +68,7 @@ self.addEventListener('fetch', (event) => {
 });
 
 // The page asks whether this build's shell is complete: {build, stored, total}.
-self.addEventListener('message', (event) => {
+sw.addEventListener('message', (event) => {
   if (!event.data || event.data.type !== 'offline-status' || !event.ports[0]) return;
   event.waitUntil((async () => {
     const cache = await caches.open(SHELL_CACHE);

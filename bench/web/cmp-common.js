@@ -1,10 +1,9 @@
 // Shared by the comparison pages (bench/compare-transformersjs.sh): the workload, in the same
 // order for both systems, and the scoring through our wasm Evaluation (one code path for metrics).
-import init, { Model, Evaluation, sentence_sample, inspect_model, cpu_build } from './pkg/sr_bench.js';
+import init, { Model, Evaluation, sentence_sample, inspect_model } from './pkg/sr_bench.js';
+import { compileWasm } from './engine/pool.js';
 
-export { inspect_model, cpu_build };
-import { compileWasm } from './pool.js';
-import { chooseCpuBuild, cpuBuildWasmUrl } from './cpu-build.js';
+export { inspect_model };
 
 export const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
 export const MODEL_FILE = 'models/all-MiniLM-L6-v2.q8_0.gguf';
@@ -23,13 +22,10 @@ export async function bytes(url) {
 }
 
 let wasmModule = null;
-/** Our wasm, the CPU build the demo page would pick (relaxed SIMD where the browser has it;
- * `?cpu=simd128` forces the plain one): `cpu_build()` says which runs. */
+/** Our wasm (the site's pkg/), compiled once: the pool's helpers get the compiled module. */
 export async function ourWasm() {
   if (!wasmModule) {
-    const { build, warning } = chooseCpuBuild(params.get('cpu'));
-    if (warning) throw new Error(warning);
-    wasmModule = await compileWasm(cpuBuildWasmUrl(build));
+    wasmModule = await compileWasm(new URL('./pkg/sr_bench_bg.wasm', import.meta.url));
     await init({ module_or_path: wasmModule });
   }
   return wasmModule;

@@ -1,9 +1,10 @@
 // sr-bench on the comparison workload: a pool of Web Workers (one wasm instance + model each),
 // MiniLM q8_0 (against transformers.js) and then MPNet q8_0 (the paper's model; ?mpnet=0 skips
-// it), on the CPU build the demo page picks (?cpu=simd128 forces the plain one).
-import { EmbedPool, defaultPoolSize } from './pool.js';
+// it), with the site's own engine modules (engine/pool.js, engine/embed-worker.js).
+import { EmbedPool } from './engine/pool.js';
+import { defaultPoolSize } from './shared/pool-size.js';
 import {
-  workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, MPNET_FILE, inspect_model, cpu_build,
+  workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, MPNET_FILE, inspect_model,
 } from './cmp-common.js';
 
 async function run(pool, chunks) {
@@ -28,7 +29,7 @@ async function startPool(url) {
   // The helper's memory need comes from Rust, from the file's header (no model built here).
   const workerBytes = inspect_model(modelBytes.subarray(0, 16 << 20), modelBytes.length).worker_bytes;
   const size = Number(params.get('workers')) || defaultPoolSize(workerBytes);
-  const pool = await EmbedPool.start({ size, module, bytes: modelBytes, workerUrl: new URL('./embed-worker.js', import.meta.url) });
+  const pool = await EmbedPool.start({ size, module, bytes: modelBytes, workerUrl: new URL('./engine/embed-worker.js', import.meta.url) });
   return { pool, size, modelBytes };
 }
 
@@ -82,7 +83,7 @@ async function main() {
   pool.terminate();
   const mpnetResult = params.get('mpnet') === '0' ? null : await mpnet(full);
   finish({
-    system: 'sr-bench', cpu_build: cpu_build(), threads: size, load_ms: loadMs, pool_load_ms: pool.loadMs, total: w.total,
+    system: 'sr-bench', threads: size, load_ms: loadMs, pool_load_ms: pool.loadMs, total: w.total,
     tokens: w.tokens, padded_tokens: w.padded, sample: strip(sample), full: strip(fullRun), report, mpnet: mpnetResult,
   });
 }

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use super::data::DataIntake;
 use super::{js_error, js_error_of, to_js, Model};
 use crate::error::{ErrorCode, ResultExt};
 use crate::eval::{self, Encoder, EvalPlan, EvalRun, Split};
@@ -14,8 +15,7 @@ use crate::scoring::Scored;
 pub struct Evaluation {
     split: Split,
     encoder: Encoder,
-    sr_files: Vec<eval::SrFile>,
-    stsb_test: Option<eval::StsFile>,
+    data: DataIntake,
     run: Option<EvalRun>,
 }
 
@@ -40,33 +40,27 @@ impl Evaluation {
                 .parse()
                 .code(ErrorCode::BadRequest)
                 .map_err(js_error)?,
-            sr_files: vec![],
-            stsb_test: None,
+            data: DataIntake::default(),
             run: None,
         })
     }
 
     /// Adds one SR CSV (`name` one of stsb, sickr, askubuntu, cqa, twitter, biosses).
     pub fn add_sr_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
-        self.sr_files.push(parse_sr_file(name, bytes)?);
-        Ok(())
+        self.data.add_sr_file(name, bytes)
     }
 
     /// Sets the STS-B test CSV (scored alongside SR).
     pub fn set_stsb_test(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
-        self.stsb_test = Some(parse_stsb_test(bytes)?);
-        Ok(())
+        self.data.set_stsb_test(bytes)
     }
 
     /// Plans the run; returns the number of unique sentences to embed.
     pub fn prepare(&mut self, model: &Model) -> Result<usize, JsValue> {
-        let plan = EvalPlan::new(
-            std::mem::take(&mut self.sr_files),
-            self.stsb_test.take(),
-            self.split,
-        )
-        .code(ErrorCode::Data)
-        .map_err(js_error)?;
+        let (sr_files, stsb_test) = self.data.take();
+        let plan = EvalPlan::new(sr_files, stsb_test, self.split)
+            .code(ErrorCode::Data)
+            .map_err(js_error)?;
         let run = EvalRun::new(plan, &Scored::new(model.embedder(), self.encoder));
         let total = run.progress().total;
         self.run = Some(run);
@@ -143,20 +137,6 @@ impl Evaluation {
         let json = serde_json::to_value(&report).map_err(|e| js_error_of(ErrorCode::Engine, e))?;
         to_js(&json)
     }
-}
-
-/// One SR CSV for a run (`name` one of stsb, sickr, askubuntu, cqa, twitter, biosses).
-pub(super) fn parse_sr_file(name: &str, bytes: &[u8]) -> Result<eval::SrFile, JsValue> {
-    eval::parse_sr(name, bytes)
-        .code(ErrorCode::Data)
-        .map_err(js_error)
-}
-
-/// The STS-B test CSV for a run.
-pub(super) fn parse_stsb_test(bytes: &[u8]) -> Result<eval::StsFile, JsValue> {
-    eval::parse_stsb("stsb-en-test.csv", bytes)
-        .code(ErrorCode::Data)
-        .map_err(js_error)
 }
 
 /// The per-pair CSV of a report (`file,dimension,line,sentence1,sentence2,gold,cosine`).

@@ -3,10 +3,10 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::evaluation::{parse_sr_file, parse_stsb_test};
+use super::data::DataIntake;
 use super::{js_error, js_error_of, to_js, Model};
 use crate::error::{ErrorCode, ResultExt};
-use crate::eval::{self, Split};
+use crate::eval::Split;
 use crate::explain::{self, LayerProbe, ProbePairs, ShuffleProbe};
 
 #[wasm_bindgen]
@@ -71,8 +71,7 @@ pub struct Probe {
     kind: String,
     split: Split,
     seeds: usize,
-    sr_files: Vec<eval::SrFile>,
-    stsb_test: Option<eval::StsFile>,
+    data: DataIntake,
     running: Option<Running>,
 }
 
@@ -102,8 +101,7 @@ impl Probe {
                 .code(ErrorCode::BadRequest)
                 .map_err(js_error)?,
             seeds,
-            sr_files: Vec::new(),
-            stsb_test: None,
+            data: DataIntake::default(),
             running: None,
         })
     }
@@ -111,20 +109,18 @@ impl Probe {
     /// Adds one SR CSV (`name` one of stsb, sickr, askubuntu, cqa, twitter, biosses); none for
     /// an STS-B-only shuffle probe.
     pub fn add_sr_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
-        self.sr_files.push(parse_sr_file(name, bytes)?);
-        Ok(())
+        self.data.add_sr_file(name, bytes)
     }
 
     /// Sets the STS-B test CSV.
     pub fn set_stsb_test(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
-        self.stsb_test = Some(parse_stsb_test(bytes)?);
-        Ok(())
+        self.data.set_stsb_test(bytes)
     }
 
     /// Plans the pairs; returns how many.
     pub fn prepare(&mut self) -> Result<usize, JsValue> {
-        let files = std::mem::take(&mut self.sr_files);
-        let pairs = ProbePairs::new(files, self.stsb_test.take(), self.split)
+        let (files, stsb_test) = self.data.take();
+        let pairs = ProbePairs::new(files, stsb_test, self.split)
             .code(ErrorCode::Data)
             .map_err(js_error)?;
         let total = pairs.pairs.len();

@@ -157,7 +157,7 @@ export function cliJson(args) {
   }
 }
 
-// ---- Benchmark runs and the page's workers (issue 14: soak and worker-death tests).
+// ---- Benchmark runs and the page's workers (the soak and worker-death tests).
 
 /** Presses Run (split `split`) and waits until the first sentences are embedded. */
 export async function startRun(page, split = 'quick') {

@@ -1,4 +1,4 @@
-// E2E: the playground's explainers (issue 13) against the CLI and the Rust word functions.
+// E2E: the playground's explainers against the CLI and the Rust word functions.
 //
 //   SR_BENCH_URL=http://127.0.0.1:PORT/   the built site (`sr-bench serve --dir www/dist`)
 //   SR_BENCH_CLI=path/to/sr-bench         the native CLI: `explain --json` and `similarity` are the reference

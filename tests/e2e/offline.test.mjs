@@ -1,4 +1,4 @@
-// E2E of offline class mode (issue 13): a first visit loads the default model and waits for
+// E2E of offline class mode: a first visit loads the default model and waits for
 // "Ready for offline use"; then the network is switched off (context.setOffline) and a new page
 // load in the same browser context scores a pair (the CLI's cosine) and runs the quick split
 // (the CLI's quick report), served by the service worker and the sha256-checked model cache.
@@ -13,7 +13,7 @@ import {
   scorePair, siteEnv, watchErrors,
 } from './common.mjs';
 
-describe('offline class mode (issue 13)', () => {
+describe('offline class mode', () => {
   let browser;
   let context;
   let env;

@@ -32,7 +32,7 @@ async function poolSize(info, navigator) {
     await wasm.default({ module_or_path: readFileSync(WASM) });
   }
   Object.defineProperty(globalThis, 'navigator', { value: navigator, configurable: true });
-  const { defaultPoolSize } = await import('../../www/pool.js');
+  const { defaultPoolSize } = await import('../../www/shared/pool-size.js');
   return defaultPoolSize(wasm.estimate_worker_bytes(info));
 }
 

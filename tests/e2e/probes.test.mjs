@@ -1,4 +1,4 @@
-// E2E of issue 13's benchmark-panel probes: with MiniLM q8_0, one quick run with both probes
+// E2E of the benchmark panel's probes: with MiniLM q8_0, one quick run with both probes
 // ticked (the word-order probe with 1 seed, to keep the test short); every number the page
 // shows must equal the CLI's `sr-bench probe layers|shuffle --json` on the same file.
 //
@@ -21,7 +21,7 @@ const MODEL = 'www/models/all-MiniLM-L6-v2.q8_0.gguf';
 const TOL = 0.01;
 const close = (a, b) => (a === null && b === null) || Math.round(Math.abs(a - b) / TOL) <= 1;
 
-describe('benchmark-panel probes (issue 13)', () => {
+describe('benchmark-panel probes', () => {
   let browser;
   let page;
   let env;

@@ -1,4 +1,4 @@
-// A long class (issue 14): one tab through 20 model switches (MiniLM q8_0 / f32 / q4_0, MPNet
+// A long class (soak): one tab through 20 model switches (MiniLM q8_0 / f32 / q4_0, MPNet
 // q8_0), 10 quick runs (most cancelled early, by the Cancel button or by a model switch), 200
 // playground edits, and a second tab running at the same time. Checked: the page keeps answering
 // (a page round-trip < 1 s while runs go), every run that finishes equals the CLI's quick report

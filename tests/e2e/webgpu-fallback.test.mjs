@@ -13,7 +13,8 @@ test('auto backend falls back to the CPU, with a reason, when WebGPU is unavaila
   const browser = await launchChromium(); // deliberately no --enable-unsafe-webgpu
   try {
     const page = await browser.newPage();
-    await page.goto(new URL('bench.html?sentences=0', BASE).href);
+    // Any page of the site will do (the wasm is imported from it); the demo page is the one it ships.
+    await page.goto(new URL('index.html', BASE).href);
     const result = await page.evaluate(async () => {
       const wasm = await import('./pkg/sr_bench.js');
       await wasm.default();

@@ -1,4 +1,4 @@
-// A worker that dies mid-run (issue 14): the page's workers are stopped from inside with
+// A worker that dies mid-run (workers that die): the page's workers are stopped from inside with
 // `self.close()`, which fires no event, as a crashed or killed worker may do.
 //   - an embedding helper → it is replaced, its chunks are redone, and the run's table equals the
 //     CLI's quick report;

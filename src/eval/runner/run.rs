@@ -195,7 +195,7 @@ pub fn run(
 ) -> Result<Report> {
     let mut run = EvalRun::new(plan, encoder);
     while !run.is_done() {
-        if cancel.load(Ordering::Relaxed) {
+        if cancel.load(Ordering::SeqCst) {
             return Err(Cancelled.into());
         }
         on_progress(run.step(encoder, chunk)?);

@@ -60,7 +60,7 @@ fn cancel_stops_before_the_next_step() {
         2,
         &mut |_| {
             steps += 1;
-            cancel.store(true, Ordering::Relaxed);
+            cancel.store(true, Ordering::SeqCst);
         },
         &cancel,
     )

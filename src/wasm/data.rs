@@ -1,0 +1,40 @@
+//! The benchmark data a wasm run takes in (`Evaluation` and `Probe` alike): SR CSVs by name and
+//! the STS-B test CSV, parsed as they arrive so a malformed file fails with code `data` at once.
+
+use wasm_bindgen::JsValue;
+
+use super::js_error;
+use crate::error::{ErrorCode, ResultExt};
+use crate::eval::{self, SrFile, StsFile};
+
+/// The files handed in so far; [`DataIntake::take`] moves them into a plan.
+#[derive(Default)]
+pub(super) struct DataIntake {
+    sr_files: Vec<SrFile>,
+    stsb_test: Option<StsFile>,
+}
+
+impl DataIntake {
+    /// One SR CSV (`name` one of [`eval::SR_FILES`]).
+    pub fn add_sr_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
+        let file = eval::parse_sr(name, bytes)
+            .code(ErrorCode::Data)
+            .map_err(js_error)?;
+        self.sr_files.push(file);
+        Ok(())
+    }
+
+    /// The STS-B test CSV.
+    pub fn set_stsb_test(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        let file = eval::parse_stsb("stsb-en-test.csv", bytes)
+            .code(ErrorCode::Data)
+            .map_err(js_error)?;
+        self.stsb_test = Some(file);
+        Ok(())
+    }
+
+    /// Everything taken in, leaving the intake empty.
+    pub fn take(&mut self) -> (Vec<SrFile>, Option<StsFile>) {
+        (std::mem::take(&mut self.sr_files), self.stsb_test.take())
+    }
+}

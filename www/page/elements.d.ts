@@ -1,0 +1,55 @@
+// The page's elements that are more than an HTMLElement, by id (index.html), for the type
+// checker (tsconfig.json): `$(id)` (page/ui.js) has this type for these ids, HTMLElement for the
+// rest. No code. An element added to index.html as a form control, button, progress bar or
+// canvas that the scripts use as one gets its line here (tsc says so: "Property 'value' does
+// not exist on type 'HTMLElement'").
+interface PageElements {
+  'stsb-test-value': HTMLDataElement;
+  'lesson-open': HTMLButtonElement;
+  'projector': HTMLButtonElement;
+  'lesson-close': HTMLButtonElement;
+  'lesson-go': HTMLButtonElement;
+  'lesson-score': HTMLOutputElement;
+  'lesson-prev': HTMLButtonElement;
+  'lesson-next': HTMLButtonElement;
+  'model-select': HTMLSelectElement;
+  'model-load': HTMLButtonElement;
+  'model-progress': HTMLProgressElement;
+  'local-file': HTMLInputElement;
+  'local-max-seq': HTMLInputElement;
+  'local-load': HTMLButtonElement;
+  'local-keep': HTMLInputElement;
+  'kept-use': HTMLButtonElement;
+  'kept-forget': HTMLButtonElement;
+  'text-a': HTMLTextAreaElement;
+  'text-b': HTMLTextAreaElement;
+  'score-model': HTMLOutputElement;
+  'score-static': HTMLOutputElement;
+  'shuffle-b': HTMLButtonElement;
+  'reverse-b': HTMLButtonElement;
+  'swap-b': HTMLButtonElement;
+  'shuffle-20': HTMLButtonElement;
+  'shuffle-seed-value': HTMLOutputElement;
+  'copy-link': HTMLButtonElement;
+  'share-url': HTMLInputElement;
+  'explain-words': HTMLInputElement;
+  'layers-chart': HTMLCanvasElement;
+  'encoder': HTMLSelectElement;
+  'probe-shuffle': HTMLInputElement;
+  'probe-seeds': HTMLInputElement;
+  'probe-layers': HTMLInputElement;
+  'run': HTMLButtonElement;
+  'cancel': HTMLButtonElement;
+  'run-progress': HTMLProgressElement;
+  'show-extra': HTMLInputElement;
+  'export-json': HTMLButtonElement;
+  'export-csv': HTMLButtonElement;
+  'plot-file': HTMLSelectElement;
+  'plot-dim': HTMLSelectElement;
+  'scatter': HTMLCanvasElement;
+  'shuffle-json': HTMLButtonElement;
+  'probe-layers-chart': HTMLCanvasElement;
+  'layers-json': HTMLButtonElement;
+  'compare-csv': HTMLButtonElement;
+  'compare-chart': HTMLCanvasElement;
+}

@@ -1,0 +1,173 @@
+// @ts-check
+// Step 1, the model: the picker (from models/manifest.json), loading with byte progress, and
+// what is loaded where.
+
+import { ERR, REQ } from '../shared/protocol.js';
+import { isModelCached } from '../shared/model-cache.js';
+import { $, formatBytes, formatDuration, setMessage } from './ui.js';
+import { BASE_URL, modelKey, selectedEntry } from './state.js';
+import { renderBackend } from './backend.js';
+import { updatePlayground } from './playground.js';
+import { restartIfEngineFailed } from './engine.js';
+
+/** @typedef {import('./state.js').PageState} PageState */
+
+const PHASE_TEXT = {
+  cache: 'Reading from the browser cache',
+  download: 'Downloading',
+  verify: 'Checking the sha256 fingerprint',
+  init: 'Starting the model',
+  read: 'Reading the file from your computer',
+  hash: 'Computing the sha256 fingerprint',
+};
+
+export async function fetchManifest() {
+  const res = await fetch(new URL('models/manifest.json', BASE_URL), { cache: 'no-cache' });
+  if (!res.ok) throw new Error(`models/manifest.json: HTTP ${res.status}`);
+  const json = await res.json();
+  const models = Array.isArray(json.models) ? json.models : [];
+  return models.filter((m) => m && typeof m.name === 'string' && typeof m.dtype === 'string' &&
+    typeof m.file === 'string' && typeof m.sha256 === 'string');
+}
+
+/** Fills the picker (default first, then by size; grouped by model) and selects the link's
+ * model, else the default. Returns whether the link's model was found. */
+export function fillModelSelect(models, wanted) {
+  const sel = $('model-select');
+  sel.replaceChildren();
+  const byName = new Map();
+  const ordered = [...models].sort((x, y) => (y.default ? 1 : 0) - (x.default ? 1 : 0) || (x.bytes || 0) - (y.bytes || 0));
+  for (const m of ordered) {
+    if (!byName.has(m.name)) byName.set(m.name, []);
+    byName.get(m.name).push(m);
+  }
+  for (const [name, list] of byName) {
+    const group = document.createElement('optgroup');
+    group.label = name;
+    for (const m of list) {
+      const opt = document.createElement('option');
+      opt.value = modelKey(m);
+      opt.textContent = `${m.name} · ${m.dtype} · ${formatBytes(m.bytes)}`;
+      group.append(opt);
+    }
+    sel.append(group);
+  }
+  const pick = models.find((m) => wanted && m.name === wanted.model && m.dtype === wanted.dtype) ||
+    models.find((m) => m.default) || models[0];
+  if (pick) sel.value = modelKey(pick);
+  sel.disabled = models.length === 0;
+  return !!(wanted && wanted.model && pick && pick.name === wanted.model && pick.dtype === wanted.dtype);
+}
+
+/** @param {PageState} state */
+export function updateLoadButton(state) {
+  const e = selectedEntry(state);
+  const btn = $('model-load');
+  btn.disabled = !e;
+  if (!e) return;
+  const isLoaded = state.loaded && modelKey(state.loaded.entry) === modelKey(e);
+  const isLoading = state.loadingKey === modelKey(e);
+  btn.disabled = isLoading;
+  btn.textContent = isLoading ? 'Loading…' : isLoaded ? 'Reload model' : `Load model (${formatBytes(e.bytes)})`;
+}
+
+/** Whether the model file is in the engine's model cache already (then the page loads it right
+ * away). @param {import('../shared/protocol.js').ModelEntry} entry */
+export function isCached(entry) {
+  return isModelCached(BASE_URL, entry);
+}
+
+function showProgress(m) {
+  const bar = $('model-progress');
+  const text = $('model-progress-text');
+  if (m.unit === 'bytes' && m.total > 0) {
+    bar.max = m.total;
+    bar.value = Math.min(m.done, m.total);
+    const rate = m.elapsed_ms > 0 ? m.done / (m.elapsed_ms / 1000) : 0;
+    text.textContent = `${PHASE_TEXT[m.phase] || m.phase}: ${formatBytes(m.done)} of ${formatBytes(m.total)}` +
+      (m.phase === 'download' && rate > 0 ? ` · ${formatBytes(rate)}/s` : '');
+  } else {
+    bar.removeAttribute('value');
+    text.textContent = `${PHASE_TEXT[m.phase] || m.phase}…`;
+  }
+}
+
+function showNotice(m) {
+  const notice = $('model-notice');
+  notice.hidden = false;
+  notice.textContent = m.message;
+  notice.dataset.code = m.code;
+  notice.classList.toggle('is-warning', m.level === 'warning');
+}
+
+function hideProgress() {
+  $('model-progress').hidden = true;
+  $('model-progress-text').textContent = '';
+}
+
+/**
+ * Loads `entry` (a manifest entry) on the chosen backend, or, with `local`
+ * ({file, sha256, max_seq_length}, see local-model.js), a file from this computer.
+ * A newer load supersedes this one.
+ */
+/** @param {PageState} state */
+export async function loadModel(state, entry, local = null) {
+  if (!entry && !local) return;
+  const key = local ? `local:${local.sha256}` : modelKey(entry);
+  const label = local ? `local file ${local.file.name}` : `${entry.name} (${entry.dtype})`;
+  state.loadingKey = key;
+  state.userEngaged = true;
+  const bar = $('model-progress');
+  const notice = $('model-notice');
+  notice.hidden = true;
+  notice.textContent = '';
+  if (state.run) setMessage($('run-msg'), 'Changing the model: the running benchmark is being cancelled…', 'warning');
+  bar.hidden = false;
+  bar.removeAttribute('value');
+  setMessage($('model-status'), `Loading ${label}…`);
+  $('model-active').textContent = `loading ${label}…`;
+  document.body.dataset.model = 'loading';
+  updateLoadButton(state);
+  updatePlayground(state);
+  /** @type {import('../shared/protocol.js').Payload<import('../shared/protocol.js').LoadRequest>} */
+  const request = local
+    ? { file: local.file, sha256: local.sha256, max_seq_length: local.max_seq_length, backend: state.backend }
+    : { model: entry, baseUrl: BASE_URL, backend: state.backend };
+  const engine = state.engine;
+  try {
+    const value = await engine.call(REQ.LOAD, request, {
+      onProgress: (m) => { if (state.loadingKey === key) showProgress(m); },
+      onNotice: showNotice,
+    });
+    if (state.loadingKey !== key) return;
+    state.loaded = { ...value, local }; // `local`: a backend change reloads the same file
+    state.loadingKey = null;
+    hideProgress();
+    const i = value.info;
+    const e = value.entry;
+    const from = e.local
+      ? `Read from this computer (local file ${e.file}, ${formatBytes(e.bytes)}, sha256 ${e.sha256.slice(0, 12)}…; it never left this tab)`
+      : value.source === 'cache' ? 'Taken from the browser cache and sha256-verified' : `Downloaded (${formatBytes(e.bytes)}) and sha256-verified`;
+    setMessage($('model-status'),
+      `Ready: ${i.name} · ${i.dtype} · ${i.architecture}, ${i.dim}-dimensional, reads up to ${i.max_seq_length} tokens. ` +
+      `${from}; ready in ${formatDuration(value.timings.total_ms)}.`);
+    $('model-status').dataset.source = value.source;
+    $('model-status').dataset.loadMs = String(value.timings.total_ms);
+    $('model-active').textContent = `${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`;
+    renderBackend(value.backend_status);
+    document.body.dataset.model = 'ready';
+    document.dispatchEvent(new Event('sr-bench:model-loaded')); // e.g. offline.js updates its line
+  } catch (err) {
+    if (err.code === ERR.SUPERSEDED || state.loadingKey !== key) return;
+    state.loadingKey = null;
+    hideProgress();
+    document.body.dataset.model = state.loaded ? 'ready' : 'error';
+    setMessage($('model-status'), `Could not load ${label}: ${err.message}`, 'error');
+    $('model-status').dataset.code = err.code || '';
+    $('model-active').textContent = state.loaded ? `${state.loaded.info.name} · ${state.loaded.info.dtype}` : 'no model loaded';
+    restartIfEngineFailed(state, err, engine, `The engine failed: ${err.message}`);
+  } finally {
+    updateLoadButton(state);
+    updatePlayground(state);
+  }
+}

@@ -1,0 +1,123 @@
+// @ts-check
+// Step 4, the results: the Spearman table beside the paper's Table 4 (`report.paper`, from Rust),
+// STS-B test, the cosine-vs-gold scatter and the most mis-ranked pairs (`pair.rank_gap`, from Rust).
+
+import { SR_FILES, DIMENSIONS } from '../shared/protocol.js';
+import { createScatter } from './charts.js';
+import { $, el, fmt2, fmtSigned, formatBytes, formatDuration, nf0, setMessage } from './ui.js';
+import { modelSource } from './export.js';
+
+/** @typedef {import('./state.js').PageState} PageState */
+
+/** Pairs shown in the mis-ranked list. */
+const MISRANKED_SHOWN = 10;
+
+function caption(report, timings) {
+  const paper = report.paper;
+  const paperNote = paper
+    ? (report.split === 'quick' ? ' · the paper\'s values are for the full benchmark: expect larger differences on the quick sample' : '')
+    : report.encoder === 'static' ? ' · the paper has no values for the baseline' : ' · the paper reports no values for this model';
+  return `${report.model} · ${report.dtype} · split ${report.split} · ${nf0.format(timings.sentences)} sentences, ` +
+    `${formatDuration(timings.total_ms)}${paperNote}`;
+}
+
+/** One table cell: ours, the paper's and the difference; Pearson, CI and n on demand. */
+function resultCell(report, dim, f) {
+  const res = (report.results && report.results[dim]) || {};
+  const cell = f === 'avg' ? { spearman: res.avg_spearman } : (res[f] || {});
+  const ours = cell.spearman;
+  const ref = report.paper && report.paper[dim] ? report.paper[dim][f] : undefined;
+  const td = el('td', { data: { cell: `${dim}-${f}`, value: Number.isFinite(ours) ? String(ours) : '' } });
+  td.append(el('span', { class: 'v' }, fmt2(ours)));
+  if (Number.isFinite(ref)) {
+    const d = ours - ref;
+    td.append(el('span', { class: 'ref' }, `paper ${fmt2(ref)}`),
+      el('span', { class: `delta ${Math.abs(d) < 1 ? 'close' : 'far'}`, data: { value: String(d) } }, `Δ ${fmtSigned(d)}`));
+  }
+  if (f !== 'avg') {
+    const ci = Array.isArray(cell.spearman_ci95) ? cell.spearman_ci95 : null;
+    td.append(el('span', { class: 'extra', data: { pearson: String(cell.pearson) } },
+      'Pearson ', el('span', { class: 'nowrap' }, fmt2(cell.pearson))),
+    el('span', { class: 'extra' }, ci ? '95% CI ' : '', el('span', { class: 'nowrap' }, ci ? `[${fmt2(ci[0])}, ${fmt2(ci[1])}]` : '')),
+    el('span', { class: 'extra muted' }, Number.isFinite(cell.n) ? `n = ${nf0.format(cell.n)}` : ''));
+  }
+  return td;
+}
+
+/** For a file from this computer: its name, size, sha256 and max sequence length. */
+function sourceLine(load) {
+  const src = modelSource(load);
+  if (src.kind !== 'local file') return '';
+  return `Model: local file ${src.file_name} (${formatBytes(src.bytes)}), sha256 ${src.sha256}` +
+    `, max sequence length ${load.info.max_seq_length}${src.max_seq_length ? ' (chosen)' : ' (the file’s)'}.`;
+}
+
+/** @param {PageState} state */
+export function renderResults(state) {
+  const { report, timings, load } = state.result;
+  $('results').hidden = false;
+  $('results-caption').textContent = caption(report, timings);
+  const source = $('results-source');
+  source.textContent = sourceLine(load);
+  source.hidden = !source.textContent;
+  source.dataset.sha256 = load.entry.local ? load.entry.sha256 : '';
+
+  $('results-head').replaceChildren(el('th', { scope: 'col' }, 'dimension'),
+    ...SR_FILES.map((f) => el('th', { scope: 'col' }, f)), el('th', { scope: 'col' }, 'avg'));
+  const body = $('results-body');
+  body.replaceChildren();
+  for (const dim of DIMENSIONS) {
+    const row = el('tr', {}, el('th', { scope: 'row' }, dim));
+    for (const f of [...SR_FILES, 'avg']) row.append(resultCell(report, dim, f));
+    body.append(row);
+  }
+
+  const st = report.stsb_test || {};
+  const stEl = $('stsb-test-value');
+  stEl.value = Number.isFinite(st.spearman) ? String(st.spearman) : '';
+  stEl.dataset.value = stEl.value;
+  stEl.textContent = fmt2(st.spearman);
+  $('stsb-test-extra').textContent = Number.isFinite(st.pearson) ? `(Pearson ${fmt2(st.pearson)})` : '';
+
+  const fileSel = $('plot-file');
+  if (!fileSel.options.length) {
+    for (const f of SR_FILES) fileSel.append(el('option', { value: f }, f));
+  }
+  renderPlot(state);
+}
+
+/** The scatter and the mis-ranked list for the chosen file and dimension. */
+/** @param {PageState} state */
+export function renderPlot(state) {
+  if (!state.result) return;
+  const { report } = state.result;
+  const file = $('plot-file').value || SR_FILES[0];
+  const dim = $('plot-dim').value;
+  const pairs = (report.pairs || []).filter((p) => p.file === file && p.dimension === dim);
+  const res = report.results?.[dim]?.[file];
+  const title = `${file} · ${dim} · ${pairs.length} pairs · Spearman ${fmt2(res?.spearman)}`;
+  const points = pairs.map((p) => ({ x: p.gold, y: p.cosine, line: p.line }));
+  try {
+    if (!state.scatter) state.scatter = createScatter($('scatter'));
+    state.scatter.update(points, title);
+    $('scatter').setAttribute('aria-label', `Scatter plot: ${title}`);
+  } catch (err) {
+    setMessage($('run-msg'), err.message, 'error');
+  }
+
+  // rank_gap: rank of the cosine minus rank of the gold score within this file and dimension.
+  const worst = pairs.filter((p) => Number.isFinite(p.rank_gap))
+    .sort((x, y) => Math.abs(y.rank_gap) - Math.abs(x.rank_gap)).slice(0, MISRANKED_SHOWN);
+  const body = $('misranked-body');
+  body.replaceChildren();
+  for (const p of worst) {
+    const d = p.rank_gap;
+    body.append(el('tr', {},
+      el('td', { class: 'num' }, `${d > 0 ? '+' : '−'}${nf0.format(Math.abs(d))}`),
+      el('td', { class: 'num' }, String(p.gold)),
+      el('td', { class: 'num' }, Number.isFinite(p.cosine) ? p.cosine.toFixed(3) : '—'),
+      el('td', {}, p.sentence1),
+      el('td', {}, p.sentence2)));
+  }
+  if (!worst.length) body.append(el('tr', {}, el('td', { colspan: '5' }, 'No pairs for this file and dimension.')));
+}
