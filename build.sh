@@ -2,7 +2,8 @@
 # sr-bench: one script builds everything and serves the demo, or runs every test.
 #
 #   ./build.sh          install what is missing, fetch data + models, build, serve on 127.0.0.1:8080
-#   ./build.sh test     the same build, then every test (native, browser, end-to-end)
+#   ./build.sh test     the same build, then the test gate (checks, native, browser, end-to-end)
+#   ./build.sh test full the gate plus the long proofs (SwiftShader quick split, the soak)
 #   ./build.sh build    the build only
 #   ./build.sh bench    the benchmarks (not tests): native and in-browser throughput
 #   ./build.sh fixtures the llama.cpp-converted test models only (part of `test`)
@@ -14,9 +15,6 @@ ROOT=$PWD
 SHARED=${SR_BENCH_SHARED:-$ROOT/../shared}
 PORT=${PORT:-8080}
 CLI=$ROOT/target/release/sr-bench
-# issue 15: the relaxed-SIMD wasm build (RUSTFLAGS replaces .cargo/config.toml's rustflags).
-RELAXED_RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd"
-RELAXED_TARGET=${CARGO_TARGET_DIR:-$ROOT/target}/wasm-relaxed
 MODEL=all-MiniLM-L6-v2                 # the default model (tests, e2e)
 MODELS=(all-MiniLM-L6-v2 all-mpnet-base-v2)
 DTYPES=(q8_0 q4_0 f32)
@@ -105,17 +103,12 @@ build_models() {
 build_wasm() {
   step "wasm (release, simd128) → www/pkg/"
   wasm-pack build --target web --release --out-dir www/pkg --no-pack
-  # issue 15: the same code with relaxed SIMD, for the browsers that have it (www/cpu-build.js
-  # picks one at run time). Its own target dir: other flags, so the builds don't undo each other.
-  step "wasm (release, simd128 + relaxed-simd) → www/pkg-relaxed/"
-  RUSTFLAGS="$RELAXED_RUSTFLAGS" CARGO_TARGET_DIR="$RELAXED_TARGET" \
-    wasm-pack build --target web --release --out-dir www/pkg-relaxed --no-pack
 }
 
 assemble_site() {
   step "site → www/dist/"
   rm -rf www/dist && mkdir -p www/dist/data
-  bash www/assemble.sh www/dist   # also both wasm builds (www/pkg, www/pkg-relaxed)
+  bash www/assemble.sh www/dist   # also the wasm package (www/pkg)
   mkdir -p www/dist/models && cp www/models/*.gguf www/models/manifest.json www/dist/models/
   cp -r data/sr data/stsb www/dist/data/
 }
@@ -162,12 +155,29 @@ build_llama_fixtures() {
 # ---------------------------------------------------------------- tests
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-run_tests() {
-  export SR_BENCH_DATA=$ROOT/data
-  step "native tests (cargo test --release)"
-  cargo test --release
+# The mechanical checks: formatting, clippy natively and for wasm32 (the shipped build without
+# features, and with the test and benchmark entry points), the page's JSDoc types and imports.
+run_checks() {
+  step "checks (cargo fmt, clippy native + wasm32, tsc + import cycles over www/)"
+  cargo fmt --check
+  cargo clippy --all-targets --all-features -- -D warnings
+  cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
+  cargo clippy --target wasm32-unknown-unknown --lib --tests --all-features -- -D warnings
+  npm run --silent check:www
+}
 
-  step "browser tests (wasm-pack test --headless --chrome, real model in Chromium)"
+# Browser test binaries that run only in `./build.sh test full` (the long proofs).
+FULL_ONLY_BROWSER=(browser_gpu_quick_split)
+
+run_tests() {
+  local tier=$1
+  export SR_BENCH_DATA=$ROOT/data
+  run_checks
+
+  step "native tests (cargo test --release)"
+  cargo test --release --features testing
+
+  step "browser tests (wasm-pack test --headless --chrome, real model in Chromium; tier: $tier)"
   mkdir -p tests/artifacts
   # The CLI's vectors for the fixture texts: the browser test checks wasm against them.
   local dtype
@@ -178,14 +188,15 @@ run_tests() {
   python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-mpnet-base-v2.json"))["items"]]))' \
     | "$CLI" embed --model www/models/all-mpnet-base-v2.q8_0.gguf > tests/artifacts/native-embeddings.all-mpnet-base-v2.q8_0.json
   "$CLI" eval --model "www/models/$MODEL.q8_0.gguf" --data data --split quick --json tests/artifacts/eval-quick.q8_0.json > /dev/null
-  # The per-binary limit: browser_gpu runs the quick SR split on SwiftShader (~19 min quiet).
-  WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release
-  # issue 15: the parity tests again on the relaxed-SIMD build (the page runs it in Chromium):
-  # MiniLM f32/q8_0/q4_0 and its quick split, MPNet q8_0, llama.cpp files, the kernels.
-  step "browser tests on the relaxed-SIMD build (parity, kernels)"
-  # SR_BENCH_CPU_BUILD: tests/browser.rs checks the wasm under test says it is that build.
-  RUSTFLAGS="$RELAXED_RUSTFLAGS" CARGO_TARGET_DIR="$RELAXED_TARGET" SR_BENCH_CPU_BUILD=relaxed-simd WASM_BINDGEN_TEST_TIMEOUT=2700 \
-    wasm-pack test --headless --chrome --release --test browser --test browser_mpnet --test browser_llama --test browser_kernels --test browser_relaxed_kernels
+  # Only the files that hold browser tests are built for wasm32 (each is its own binary).
+  local binaries=() f name
+  for f in tests/browser*.rs; do
+    name=$(basename "$f" .rs)
+    if [ "$tier" != full ] && [[ " ${FULL_ONLY_BROWSER[*]} " == *" $name "* ]]; then continue; fi
+    binaries+=(--test "$name")
+  done
+  # The per-binary limit: browser_gpu_quick_split runs the quick SR split on SwiftShader (~20 min).
+  WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release "${binaries[@]}" --features testing
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"
   local port; port=$(free_port)
@@ -210,14 +221,19 @@ run_tests() {
       quick_report: JSON.parse(fs.readFileSync(report, "utf8")) }));' \
     tests/artifacts/e2e-expect.json "$cos" "$llama" tests/artifacts/eval-quick.q8_0.json
   SR_BENCH_URL="http://127.0.0.1:$port/" SR_BENCH_EXPECT=$ROOT/tests/artifacts/e2e-expect.json SR_BENCH_CLI=$CLI \
-    npm run --silent test:e2e
+    npm run --silent "$([ "$tier" = full ] && echo test:e2e:full || echo test:e2e)"
 }
 
 case "${1:-serve}" in
   serve) build_all; step "serving"; exec "$CLI" serve --dir www/dist --port "$PORT" ;;
   build) build_all ;;
-  test) build_all; build_llama_fixtures; run_tests ;;
+  test)
+    case "${2:-gate}" in
+      gate|full) ;;
+      *) echo "usage: ./build.sh test [full]" >&2; exit 2 ;;
+    esac
+    build_all; build_llama_fixtures; run_tests "${2:-gate}" ;;
   bench) build_all; bash bench/run.sh ;;
   fixtures) build_llama_fixtures ;;
-  *) echo "usage: ./build.sh [serve|build|test|bench|fixtures]" >&2; exit 2 ;;
+  *) echo "usage: ./build.sh [serve|build|test [full]|bench|fixtures]" >&2; exit 2 ;;
 esac
