@@ -7,7 +7,7 @@ use browser_common::{
     fetch, fixture, log, max_abs_delta, rows, NATIVE_COMPONENT_BOUND, NATIVE_SCORE_BOUND,
 };
 
-use sr_bench::eval::SR_FILES;
+use sr_bench::eval::{sr_path, SR_FILES, STSB_TEST_PATH};
 use sr_bench::wasm::{Evaluation, Model};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -98,10 +98,10 @@ async fn quick_split_in_the_browser_equals_the_native_cli() {
     let model = Model::load(fetch(MODEL_URL).await).unwrap();
     let mut eval = Evaluation::new("quick", "model").unwrap();
     for name in SR_FILES {
-        eval.add_sr_file(name, &fetch(&format!("/data/sr/{name}.csv")).await)
+        eval.add_sr_file(name, &fetch(&format!("/data/{}", sr_path(name))).await)
             .unwrap();
     }
-    eval.set_stsb_test(&fetch("/data/stsb/stsb-en-test.csv").await)
+    eval.set_stsb_test(&fetch(&format!("/data/{STSB_TEST_PATH}")).await)
         .unwrap();
     let total = eval.prepare(&model).unwrap();
     while !eval.is_done() {

@@ -8,7 +8,7 @@ mod browser_common;
 use browser_common::{fetch, fixture, gpu_model, rows, MINILM_Q8_0_URL as MODEL_URL};
 
 use serde::Deserialize;
-use sr_bench::eval::SR_FILES;
+use sr_bench::eval::{sr_path, SR_FILES};
 use sr_bench::model::cosine;
 use sr_bench::wasm::{Evaluation, Model};
 use wasm_bindgen_test::*;
@@ -52,7 +52,7 @@ async fn an_evaluation_chunk_embedded_on_the_gpu_is_accepted_like_a_cpu_one() {
     let cpu = Model::load(fetch(MODEL_URL).await).unwrap();
     let mut eval = Evaluation::new("quick", "model").unwrap();
     for name in SR_FILES {
-        eval.add_sr_file(name, &fetch(&format!("/data/sr/{name}.csv")).await)
+        eval.add_sr_file(name, &fetch(&format!("/data/{}", sr_path(name))).await)
             .unwrap();
     }
     eval.prepare(&cpu).unwrap();

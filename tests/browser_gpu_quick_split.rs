@@ -8,7 +8,7 @@ mod browser_common;
 use browser_common::{fetch, gpu_model, MINILM_Q8_0_URL as MODEL_URL};
 
 use serde::Deserialize;
-use sr_bench::eval::SR_FILES;
+use sr_bench::eval::{sr_path, SR_FILES};
 use sr_bench::wasm::{Evaluation, Model};
 use wasm_bindgen_test::*;
 
@@ -23,7 +23,7 @@ async fn quick_sr_split_on_the_gpu_is_within_a_tenth_of_the_cpu_on_every_cell() 
     let cpu = Model::load(fetch(MODEL_URL).await).unwrap();
     let mut files = Vec::new();
     for name in SR_FILES {
-        files.push((name, fetch(&format!("/data/sr/{name}.csv")).await));
+        files.push((name, fetch(&format!("/data/{}", sr_path(name))).await));
     }
     let new_eval = || {
         let mut eval = Evaluation::new("quick", "model").unwrap();

@@ -7,6 +7,7 @@ mod browser_common;
 use browser_common::{fetch, fixture, log, mb, wasm_memory_bytes};
 
 use sr_bench::backend::{load_embedder, BackendKind};
+use sr_bench::eval::sr_path;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
@@ -43,7 +44,7 @@ async fn mpnet_q8_0_wasm_memory_matches_the_readme_in_a_fresh_instance() {
     // so the smaller batch goes first).
     let mut files = Vec::new();
     for name in sr_bench::eval::SR_FILES {
-        let csv = fetch(&format!("/data/sr/{name}.csv")).await;
+        let csv = fetch(&format!("/data/{}", sr_path(name))).await;
         files.push(sr_bench::eval::parse_sr(name, &csv).unwrap());
     }
     let sentences = sr_bench::eval::sentence_sample(&files, 256);

@@ -5,7 +5,8 @@ import { compileWasm } from './engine/pool.js';
 
 export { inspect_model };
 
-export const SR_FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
+export { SR_FILES } from './shared/protocol.js';
+import { SR_FILES } from './shared/protocol.js';
 export const MODEL_FILE = 'models/all-MiniLM-L6-v2.q8_0.gguf';
 export const MPNET_FILE = 'models/all-mpnet-base-v2.q8_0.gguf';
 export const CHUNK = 64;

@@ -308,7 +308,8 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let mut embedder = load_model(&model, backend, &load)?;
             embedder.set_batch_size(batch_size);
-            let stsb = parse_data_file(&data, "stsb/stsb-en-test.csv", crate::eval::parse_stsb)?;
+            let stsb =
+                parse_data_file(&data, crate::eval::STSB_TEST_PATH, crate::eval::parse_stsb)?;
             let plan = EvalPlan::new(sr_files(&data)?, Some(stsb), split)?;
             let report = evaluate(&embedder, plan, baseline)?;
             write_report(&report, json.as_deref())?;
@@ -435,7 +436,7 @@ fn sr_files(data: &Path) -> Result<Vec<crate::eval::SrFile>> {
     crate::eval::SR_FILES
         .iter()
         .map(|name| {
-            let path = data.join("sr").join(format!("{name}.csv"));
+            let path = data.join(crate::eval::sr_path(name));
             crate::eval::parse_sr(name, &read_file(&path)?)
                 .with_context(|| format!("in {}", path.display()))
         })

@@ -143,7 +143,7 @@ pub fn run(args: ProbeArgs) -> Result<()> {
 }
 
 fn stsb(data: &Path) -> Result<crate::eval::StsFile> {
-    parse_data_file(data, "stsb/stsb-en-test.csv", parse_stsb)
+    parse_data_file(data, crate::eval::STSB_TEST_PATH, parse_stsb)
 }
 
 fn number(value: Option<f64>) -> String {

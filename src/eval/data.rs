@@ -9,6 +9,12 @@ use csv::StringRecord;
 
 /// The six SR files, in the column order of the paper's Table 4.
 pub const SR_FILES: [&str; 6] = ["stsb", "sickr", "askubuntu", "cqa", "twitter", "biosses"];
+/// Where an SR file lies in a data folder (`data/` natively, the site's `data/` in the page).
+pub fn sr_path(name: &str) -> String {
+    format!("sr/{name}.csv")
+}
+/// Where the STS-B test file lies in a data folder.
+pub const STSB_TEST_PATH: &str = "stsb/stsb-en-test.csv";
 /// The header every SR file starts with.
 pub const SR_HEADER: [&str; 5] = [
     "sentence1",

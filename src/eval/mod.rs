@@ -34,8 +34,8 @@ pub use czech::{
     OracleBound,
 };
 pub use data::{
-    parse_czech_sts, parse_sr, parse_stsb, CzechFile, CzechPair, SrFile, SrRow, StsFile, StsPair,
-    CZECH_SCORE_MAX, SR_FILES, SR_SCORE_MAX, STSB_SCORE_MAX,
+    parse_czech_sts, parse_sr, parse_stsb, sr_path, CzechFile, CzechPair, SrFile, SrRow, StsFile,
+    StsPair, CZECH_SCORE_MAX, SR_FILES, SR_SCORE_MAX, STSB_SCORE_MAX, STSB_TEST_PATH,
 };
 pub use folder::default_data_dir;
 pub use metrics::{mse, pearson, rmse, spearman, spearman_ci95};

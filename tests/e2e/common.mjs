@@ -18,7 +18,7 @@ import { chromium } from 'playwright-core';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '..', '..');
 export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
-export const FILES = ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses'];
+export { SR_FILES as FILES } from '../../www/shared/protocol.js';
 export const DIMS = ['structure', 'relation'];
 export const ACTIVE = 'The chef cooked the meal.';
 export const PASSIVE = 'The meal was cooked by the chef.';

@@ -6,7 +6,7 @@
 //   single instance  the baseline, one worker, or no pool: Evaluation.step here, chunk by chunk
 
 import { Evaluation, pairs_csv } from '../pkg/sr_bench.js';
-import { ERR, SR_FILES, EVAL_CHUNK } from '../shared/protocol.js';
+import { ERR, SR_FILES, EVAL_CHUNK, DATA_PATHS } from '../shared/protocol.js';
 import { codedError, messageOf } from '../shared/errors.js';
 import { EmbedPool, POOL_CHUNK } from './pool.js';
 import { defaultPoolSize } from '../shared/pool-size.js';
@@ -21,7 +21,6 @@ const GPU_CHUNK_MAX = 64;
 const MAX_REQUESTED_WORKERS = 16;
 
 /** The benchmark's data files: the six SR files, then the STS-B test (also the probes' input). */
-export const DATA_PATHS = [...SR_FILES.map((f) => `data/sr/${f}.csv`), 'data/stsb/stsb-en-test.csv'];
 
 async function fetchData(engine, path, baseUrl) {
   if (engine.dataFiles.has(path)) return engine.dataFiles.get(path);

@@ -99,6 +99,10 @@ export const MODEL_CACHE = 'sr-bench-models-v1';
 
 /** The six files of the SR benchmark, in Table 4 order. */
 export const SR_FILES = Object.freeze(['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses']);
+
+/** The benchmark's data files under the site root, SR files first (SR_FILES order), then
+ * STS-B test: the engine fetches them, the service worker stores them (assemble.sh). */
+export const DATA_PATHS = Object.freeze([...SR_FILES.map((f) => `data/sr/${f}.csv`), 'data/stsb/stsb-en-test.csv']);
 /** The two dimensions of the SR benchmark (Table 4 rows). */
 export const DIMENSIONS = Object.freeze(['structure', 'relation']);
 
