@@ -14,11 +14,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { SR_FILES as FILES } from '../../www/shared/protocol.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '..', '..');
 export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
-export { SR_FILES as FILES } from '../../www/shared/protocol.js';
+export { FILES };
 export const DIMS = ['structure', 'relation'];
 export const ACTIVE = 'The chef cooked the meal.';
 export const PASSIVE = 'The meal was cooked by the chef.';
