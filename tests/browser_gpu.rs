@@ -21,14 +21,16 @@ async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
     let cpu = Model::load(fetch(MODEL_URL).await).unwrap();
     let fixture = fixture("all-MiniLM-L6-v2").await;
     // SwiftShader runs at ~0.4 sentences/s on 256-token texts: the long-text case is covered on
-    // lavapipe natively; here every text up to 64 tokens.
+    // lavapipe natively, every fixture text up to 64 tokens in the full tier
+    // (browser_gpu_models.rs); here the first 24 of them.
     let texts: Vec<String> = fixture
         .items
         .iter()
         .map(|i| i.text.clone())
         .filter(|t| cpu.token_count(t) <= 64)
+        .take(24)
         .collect();
-    assert!(texts.len() >= 70, "{} texts", texts.len());
+    assert_eq!(texts.len(), 24);
     let on_gpu = gpu.embed_async(texts.clone()).await.unwrap().to_vec();
     let on_cpu = cpu.embed(texts.clone()).unwrap().to_vec();
     let min = rows(&on_gpu, gpu.dim(), texts.len())
@@ -43,7 +45,8 @@ async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
         )
         .into(),
     );
-    assert!(min >= 0.9995, "GPU vs CPU min cosine {min}");
+    // Same arithmetic up to summation order: measured 1.000000 natively (lavapipe), so 0.99999.
+    assert!(min >= 0.99999, "GPU vs CPU min cosine {min}");
 }
 
 #[wasm_bindgen_test]
@@ -70,8 +73,11 @@ async fn an_evaluation_chunk_embedded_on_the_gpu_is_accepted_like_a_cpu_one() {
         .zip(rows(&on_cpu, cpu.dim(), chunk.texts.len()))
         .map(|(g, c)| cosine(g, c))
         .fold(f32::INFINITY, f32::min);
+    web_sys::console::log_1(
+        &format!("WebGPU vs CPU on an evaluation chunk: min cosine {min:.7}").into(),
+    );
     assert!(
-        min >= 0.9995,
+        min >= 0.99999,
         "GPU vs CPU on an evaluation chunk: min cosine {min}"
     );
     let done = eval

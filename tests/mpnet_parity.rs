@@ -183,7 +183,7 @@ fn static_baseline_is_order_invariant() {
 /// `MatmulMode::for_model`). A benchmark, not a test:
 /// `cargo test --release --test mpnet_parity -- --ignored --nocapture matmul_mode_throughput`.
 #[test]
-#[ignore]
+#[ignore = "a benchmark, not a test (the full tier skips it too)"]
 fn matmul_mode_throughput() {
     let data = common::data_dir();
     let files: Vec<_> = sr_bench::eval::SR_FILES

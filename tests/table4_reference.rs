@@ -1,8 +1,9 @@
-//! Table 4 against sentence-transformers: the full SR split and STS-B test with the MiniLM f32
-//! file, run by the CLI's `eval` (as `./build.sh bench` does), every cell within ±0.05 of what
-//! sentence-transformers measures in fp32 (`sentence_transformers_fp32` in
-//! tests/fixtures/sr-scores.json). Checked by the same code as `sr-bench compare --reference`.
-//! Fails (never skips) when the model file or the data is missing. ~5 min on 2 cores.
+//! Table 4 against sentence-transformers: the full SR split and STS-B test run by the CLI's
+//! `eval` (as `./build.sh bench` does), every cell against what sentence-transformers measures
+//! in fp32 (`sentence_transformers_fp32` in tests/fixtures/sr-scores.json), checked by the same
+//! code as `sr-bench compare --reference`. MiniLM f32 and q8_0 are in the gate; MPNet f32
+//! (≈ 20 min on 2 cores) is in the full tier (`./build.sh test full`). Fails (never skips) when
+//! the model file or the data is missing.
 
 mod cli_common;
 mod common;
@@ -12,15 +13,37 @@ use std::time::Instant;
 
 use sr_bench::eval::{check_against_reference, compare_row, Cells};
 
-const MODEL: &str = "all-MiniLM-L6-v2";
-/// Spearman ×100: f32 against fp32 differs only by summation order.
-const TOLERANCE: f64 = 0.05;
+const MINILM: &str = "all-MiniLM-L6-v2";
+const MPNET: &str = "all-mpnet-base-v2";
+
+/// f32 against fp32 differs only by summation order (Spearman ×100; measured worst cell:
+/// docs/testing.md's table).
+const F32_TOLERANCE: f64 = 0.05;
+/// q8_0 with the 16-bit kernel moved cells by up to 0.23 from sentence-transformers' (measured,
+/// docs/cpu-kernels.md); ±0.25 keeps a small margin above that and rejects the 7-bit kernel
+/// that was turned down (cells off by 0.60).
+const Q8_0_TOLERANCE: f64 = 0.25;
 
 #[test]
 fn minilm_f32_full_split_is_within_0_05_of_sentence_transformers_in_every_table4_cell() {
-    let model = common::model_path(MODEL, "f32");
+    table4(MINILM, "f32", F32_TOLERANCE);
+}
+
+#[test]
+fn minilm_q8_0_full_split_is_within_0_25_of_sentence_transformers_in_every_table4_cell() {
+    table4(MINILM, "q8_0", Q8_0_TOLERANCE);
+}
+
+#[test]
+#[ignore = "full tier (./build.sh test full): MPNet over the full split takes ≈ 20 min on 2 cores"]
+fn mpnet_f32_full_split_is_within_0_05_of_sentence_transformers_in_every_table4_cell() {
+    table4(MPNET, "f32", F32_TOLERANCE);
+}
+
+fn table4(name: &str, dtype: &str, tolerance: f64) {
+    let model = common::model_path(name, dtype);
     let data = common::data_dir();
-    let json = cli_common::temp_dir("table4", "minilm-f32").join("report.json");
+    let json = cli_common::temp_dir("table4", &format!("{name}-{dtype}")).join("report.json");
     let start = Instant::now();
     let out = Command::new(cli_common::binary())
         .arg("eval")
@@ -43,13 +66,16 @@ fn minilm_f32_full_split_is_within_0_05_of_sentence_transformers_in_every_table4
     std::fs::remove_dir_all(json.parent().unwrap()).unwrap();
     assert_eq!(
         (&report["model"], &report["dtype"], &report["split"]),
-        (&MODEL.into(), &"f32".into(), &"full".into())
+        (&name.into(), &dtype.into(), &"full".into())
     );
     let row = compare_row(&report).expect("an eval report");
     let check =
-        check_against_reference(&row, "sentence_transformers_fp32", TOLERANCE, Cells::Every)
+        check_against_reference(&row, "sentence_transformers_fp32", tolerance, Cells::Every)
             .expect("every cell present");
-    println!("{}full split evaluated in {seconds:.0} s", check.table());
+    println!(
+        "{name} {dtype}:\n{}full split evaluated in {seconds:.0} s",
+        check.table()
+    );
     assert_eq!(
         check.cells.len(),
         13,
@@ -57,7 +83,7 @@ fn minilm_f32_full_split_is_within_0_05_of_sentence_transformers_in_every_table4
     );
     assert!(
         check.passed(),
-        "Table 4 cells outside ±{TOLERANCE} of sentence-transformers:\n{}",
+        "{name} {dtype}: Table 4 cells outside ±{tolerance} of sentence-transformers:\n{}",
         check.table()
     );
 }

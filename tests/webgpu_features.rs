@@ -362,84 +362,116 @@ fn graph_activation_bytes(
     (rows * (4 * hidden + 4 + (6 * hidden + inter) * value_bytes) + batch * hidden * 4 + 4) as u64
 }
 
-/// MiniLM and MPNet, f32 and q8_0 files, with f16 activations against sentence-transformers
-/// over the 82 fixture texts (batches of 32; f32 activations' parity is tests/webgpu_kernels.rs's
-/// `gpu_parity`), and the activation memory both ways for one sentence, where it must be
-/// exactly the buffers graph.rs creates.
+/// MiniLM (gate) and MPNet (full tier), f32 and q8_0 files, with f16 and f32 activations
+/// against sentence-transformers over the 82 fixture texts (batches of 32), f16 against f32,
+/// the activation memory saved by f16, and the activation memory both ways for one sentence,
+/// where it must be exactly the buffers graph.rs creates.
 #[test]
-fn the_encoder_with_f16_activations_matches_sentence_transformers() {
-    let models = [
-        ("all-MiniLM-L6-v2", (384, 1536)),
-        ("all-mpnet-base-v2", (768, 3072)),
-    ];
+fn minilm_with_f16_activations_matches_sentence_transformers() {
+    f16_activations_match_sentence_transformers("all-MiniLM-L6-v2", (384, 1536));
+}
+
+#[test]
+#[ignore = "full tier (./build.sh test full): MPNet on lavapipe takes minutes on 2 cores"]
+fn mpnet_with_f16_activations_matches_sentence_transformers() {
+    f16_activations_match_sentence_transformers("all-mpnet-base-v2", (768, 3072));
+}
+
+fn f16_activations_match_sentence_transformers(model: &str, dims: (usize, usize)) {
+    let fixture = common::fixture(model);
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
     let mut failures = Vec::new();
-    for (model, dims) in models {
-        let fixture = common::fixture(model);
-        let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
-        for (dtype, bound) in [("f32", 0.9995f32), ("q8_0", 0.999)] {
-            // `texts`: also embed the fixture's texts (f16 only: returns their vectors).
-            let run = |f16: bool, texts: &[&str]| {
-                let options = GpuOptions {
-                    no_f16: !f16,
-                    ..Default::default()
-                };
-                let load = || {
-                    pollster::block_on(webgpu::load_embedder_async(
-                        common::model_bytes(model, dtype),
-                        BackendKind::WebGpu,
-                        &options,
-                    ))
-                    .unwrap()
-                };
-                // One sentence on a fresh load: a single graph.
-                let (embedder, auto) = load();
-                assert_eq!(auto.gpu().unwrap().context().f16, f16);
-                embedder.embed(&["Tom likes Taylor Swift."]).unwrap();
-                let one = auto.status().gpu_memory.unwrap().activations;
-                let status = auto.status();
-                let used = &status.adapter.as_ref().unwrap().features_used;
-                assert_eq!(used.iter().any(|f| f == "shader-f16"), f16);
-                if texts.is_empty() {
-                    return (Vec::new(), one, 0, 0.0);
-                }
-                let (mut embedder, auto) = load();
-                embedder.set_batch_size(32);
-                let start = std::time::Instant::now();
-                let vectors = embedder.embed(texts).unwrap();
-                let seconds = start.elapsed().as_secs_f64();
-                assert_eq!(auto.status().active, "webgpu");
-                let all = auto.status().gpu_memory.unwrap().activations;
-                (vectors, one, all, seconds)
+    // Bounds beside the measured minimum cosines against sentence-transformers (lavapipe, 82
+    // texts): the f32 file measured ≥ 0.9999995 with f16 activations, so 0.99999 allows 20×
+    // that loss; q8_0 measured 0.999454 (MiniLM) and 0.999461 (MPNet), so 0.9993 is the q8_0
+    // bound of every backend.
+    for (dtype, bound) in [("f32", 0.99999f32), ("q8_0", 0.9993)] {
+        // One sentence on a fresh load (a single graph), then the fixture's texts in batches
+        // of 32 on another load: (vectors, one sentence's activations, all texts', seconds).
+        let run = |f16: bool| {
+            let options = GpuOptions {
+                no_f16: !f16,
+                ..Default::default()
             };
-            let (v16, one16, all16, s16) = run(true, &texts);
-            let (_, one32, _, _) = run(false, &[]);
-            let c16 = v16
+            let load = || {
+                pollster::block_on(webgpu::load_embedder_async(
+                    common::model_bytes(model, dtype),
+                    BackendKind::WebGpu,
+                    &options,
+                ))
+                .unwrap()
+            };
+            let (embedder, auto) = load();
+            assert_eq!(auto.gpu().unwrap().context().f16, f16);
+            embedder.embed(&["Tom likes Taylor Swift."]).unwrap();
+            let one = auto.status().gpu_memory.unwrap().activations;
+            let status = auto.status();
+            let used = &status.adapter.as_ref().unwrap().features_used;
+            assert_eq!(used.iter().any(|f| f == "shader-f16"), f16);
+            let (mut embedder, auto) = load();
+            embedder.set_batch_size(32);
+            let start = std::time::Instant::now();
+            let vectors = embedder.embed(&texts).unwrap();
+            let seconds = start.elapsed().as_secs_f64();
+            assert_eq!(auto.status().active, "webgpu");
+            let all = auto.status().gpu_memory.unwrap().activations;
+            (vectors, one, all, seconds)
+        };
+        let (v16, one16, all16, s16) = run(true);
+        let (v32, one32, all32, s32) = run(false);
+        let min_vs_reference = |vectors: &[Vec<f32>]| {
+            vectors
                 .iter()
                 .zip(&fixture.items)
                 .map(|(a, item)| cosine(a, &item.embedding))
-                .fold(f32::INFINITY, f32::min);
-            println!(
-                "{model} {dtype}: min cosine vs sentence-transformers with f16 activations \
-                 {c16:.7}; activations after 82 texts (batches of 32) {:.2} MB; one sentence \
-                 f16 {one16} B, f32 {one32} B; embedding time {s16:.1} s",
-                all16 as f64 / 1e6
-            );
-            // One sentence: rows = its tokens to the next power of two, batch 1; the f32
-            // figure gives the rows, the f16 figure must then be the same buffers at 2 bytes.
-            let per_row = graph_activation_bytes(dims, 1, 0, 4) - 4;
-            let fixed = graph_activation_bytes(dims, 0, 1, 4);
-            assert_eq!((one32 - fixed) % per_row, 0, "f32: {one32} B");
-            let rows = ((one32 - fixed) / per_row) as usize;
-            assert!(rows.is_power_of_two(), "rows {rows}");
-            assert_eq!(one32, graph_activation_bytes(dims, rows, 1, 4));
-            assert_eq!(one16, graph_activation_bytes(dims, rows, 1, 2));
-            if c16 < bound {
-                failures.push(format!("{model} {dtype}: {c16} < {bound}"));
-            }
+                .fold(f32::INFINITY, f32::min)
+        };
+        let (c16, c32) = (min_vs_reference(&v16), min_vs_reference(&v32));
+        let c16_32 = v16
+            .iter()
+            .zip(&v32)
+            .map(|(a, b)| cosine(a, b))
+            .fold(f32::INFINITY, f32::min);
+        let ratio = all16 as f64 / all32 as f64;
+        println!(
+            "{model} {dtype}: min cosine vs sentence-transformers with f16 / f32 activations \
+             {c16:.7} / {c32:.7}, f16 vs f32 {c16_32:.7}; activations after 82 texts (batches \
+             of 32) {:.2} vs {:.2} MB ({:+.1} %); one sentence f16 {one16} B, f32 {one32} B; \
+             embedding time {s16:.1} / {s32:.1} s",
+            all16 as f64 / 1e6,
+            all32 as f64 / 1e6,
+            (ratio - 1.0) * 100.0
+        );
+        // One sentence: rows = its tokens to the next power of two, batch 1; the f32 figure
+        // gives the rows, the f16 figure must then be the same buffers at 2 bytes.
+        let per_row = graph_activation_bytes(dims, 1, 0, 4) - 4;
+        let fixed = graph_activation_bytes(dims, 0, 1, 4);
+        assert_eq!((one32 - fixed) % per_row, 0, "f32: {one32} B");
+        let rows = ((one32 - fixed) / per_row) as usize;
+        assert!(rows.is_power_of_two(), "rows {rows}");
+        assert_eq!(one32, graph_activation_bytes(dims, rows, 1, 4));
+        assert_eq!(one16, graph_activation_bytes(dims, rows, 1, 2));
+        if c16.min(c32) < bound {
+            failures.push(format!(
+                "{dtype}: vs sentence-transformers f16 {c16}, f32 {c32} < {bound}"
+            ));
+        }
+        // Measured f16 vs f32 ≥ 0.999999 on every text: 0.99999 is 10× that difference.
+        if c16_32 < 0.99999 {
+            failures.push(format!(
+                "{dtype}: f16 vs f32 activations {c16_32} < 0.99999"
+            ));
+        }
+        // Measured −45 % (MiniLM 14.3 vs 26.1 MB, MPNet 28.5 vs 52.1 MB): the residual stream
+        // and the mask stay 4 bytes, so the saving is under 50 % by construction; ≥ 44 % holds.
+        if ratio > 0.56 {
+            failures.push(format!(
+                "{dtype}: f16 activations {all16} B are {ratio:.3} of f32's {all32} B > 0.56"
+            ));
         }
     }
     assert!(
         failures.is_empty(),
-        "f16 activations below the parity bound: {failures:?}"
+        "{model} with f16 activations: {failures:?}"
     );
 }

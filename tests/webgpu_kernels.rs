@@ -465,7 +465,15 @@ fn gpu_parity(model: &str, dtype: &str, batch_size: usize) -> Parity {
     }
 }
 
-/// GPU vs sentence-transformers ≥ `reference` and GPU vs the CPU backend ≥ 0.9995.
+/// The GPU and the CPU backend run the same arithmetic up to summation order: measured 1.000000
+/// (printed to 6 places) for every model and dtype on lavapipe, so 0.99999 is the bound.
+const GPU_VS_CPU: f32 = 0.99999;
+/// Against sentence-transformers: f32 measured 1.000000 (MiniLM and MPNet), so 0.99999; q8_0
+/// measured 0.999457 (MiniLM) and 0.999461 (MPNet), so 0.9993, every backend's q8_0 bound.
+const F32_VS_REFERENCE: f32 = 0.99999;
+const Q8_0_VS_REFERENCE: f32 = 0.9993;
+
+/// GPU vs sentence-transformers ≥ `reference` and GPU vs the CPU backend ≥ [`GPU_VS_CPU`].
 fn assert_parity(model: &str, dtype: &str, reference: f32) {
     let p = gpu_parity(model, dtype, 32);
     let (min, text) = &p.vs_reference;
@@ -475,43 +483,54 @@ fn assert_parity(model: &str, dtype: &str, reference: f32) {
     );
     let (min, text) = &p.vs_cpu;
     assert!(
-        *min >= 0.9995,
+        *min >= GPU_VS_CPU,
         "{model} {dtype} GPU vs CPU min cosine {min} on {text:?}"
     );
 }
 
 #[test]
 fn minilm_q8_0_on_the_gpu_matches_sentence_transformers() {
-    assert_parity(MODEL, "q8_0", 0.999);
+    assert_parity(MODEL, "q8_0", Q8_0_VS_REFERENCE);
 }
 
 #[test]
 fn minilm_f32_on_the_gpu_matches_sentence_transformers() {
-    assert_parity(MODEL, "f32", 0.9995);
+    assert_parity(MODEL, "f32", F32_VS_REFERENCE);
 }
 
-/// MPNet (relative-position bias, positions after the padding index) on the GPU.
+/// MPNet (relative-position bias, positions after the padding index) on the GPU. The gate
+/// holds MPNet's GPU kernels (`attention_with_mpnet_relative_bias_matches_the_cpu`).
 #[test]
+#[ignore = "full tier (./build.sh test full): MPNet on lavapipe takes minutes on 2 cores"]
 fn mpnet_q8_0_on_the_gpu_matches_sentence_transformers() {
-    assert_parity(MPNET, "q8_0", 0.999);
+    assert_parity(MPNET, "q8_0", Q8_0_VS_REFERENCE);
 }
 
 #[test]
+#[ignore = "full tier (./build.sh test full): MPNet on lavapipe takes minutes on 2 cores"]
 fn mpnet_f32_on_the_gpu_matches_sentence_transformers() {
-    assert_parity(MPNET, "f32", 0.9995);
+    assert_parity(MPNET, "f32", F32_VS_REFERENCE);
 }
 
 /// q4_0 weights stay q4_0 on the GPU too: the GPU equals the CPU backend on the same file
 /// (sentence-transformers is further away for q4_0 on any backend).
+fn assert_q4_0_matches_the_cpu(model: &str) {
+    let (min, text) = gpu_parity(model, "q4_0", 32).vs_cpu;
+    assert!(
+        min >= GPU_VS_CPU,
+        "{model} q4_0 GPU vs CPU min cosine {min} on {text:?}"
+    );
+}
+
 #[test]
-fn q4_0_on_the_gpu_matches_the_cpu_backend() {
-    for model in [MODEL, MPNET] {
-        let (min, text) = gpu_parity(model, "q4_0", 32).vs_cpu;
-        assert!(
-            min >= 0.9995,
-            "{model} q4_0 GPU vs CPU min cosine {min} on {text:?}"
-        );
-    }
+fn minilm_q4_0_on_the_gpu_matches_the_cpu_backend() {
+    assert_q4_0_matches_the_cpu(MODEL);
+}
+
+#[test]
+#[ignore = "full tier (./build.sh test full): MPNet on lavapipe takes minutes on 2 cores"]
+fn mpnet_q4_0_on_the_gpu_matches_the_cpu_backend() {
+    assert_q4_0_matches_the_cpu(MPNET);
 }
 
 /// GPU memory of the weights, from the buffers the upload created, per model and dtype:
@@ -553,6 +572,7 @@ fn quantized_weights_stay_quantized_in_gpu_memory() {
 /// the GPU: a llama.cpp f16 file (widened to f32 on the GPU) with its pooling set to each mode,
 /// GPU vs the CPU backend on the fixture texts.
 #[test]
+#[ignore = "full tier (./build.sh test full): 3 × 82 texts on lavapipe; the pooling kernels are in the gate (every_pooling_mode_and_l2_normalisation_match_the_cpu)"]
 fn cls_and_last_token_pooling_run_on_the_gpu_like_the_cpu() {
     let fixture = common::fixture(MODEL);
     let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
@@ -585,7 +605,7 @@ fn cls_and_last_token_pooling_run_on_the_gpu_like_the_cpu() {
             .fold(f32::INFINITY, f32::min);
         println!("llama.cpp f16 MiniLM pooled by {pooling}: GPU vs CPU min cosine {min:.6}");
         assert!(
-            min >= 0.9995,
+            min >= GPU_VS_CPU,
             "{pooling} pooling: GPU vs CPU min cosine {min}"
         );
     }
@@ -700,7 +720,7 @@ fn a_lost_device_mid_run_redoes_the_batch_on_the_cpu() {
         .is_some_and(|r| r.contains("device was lost") && r.contains("redone")));
     let want = cpu.embed(&texts).unwrap();
     for (got, want) in first.iter().chain(&rest).zip(&want) {
-        assert!(cosine(got, want) > 0.9995);
+        assert!(cosine(got, want) >= GPU_VS_CPU);
     }
     // After the fallback the values are the CPU backend's (up to batch composition).
     for (got, want) in rest.iter().zip(&want[40..]) {
