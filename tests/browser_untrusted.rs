@@ -1,13 +1,15 @@
 //! A dropped model file is hostile: crafted files (made here from the real ones) must each fail
-//! with a JS Error carrying the right `code`, and the same wasm instance must then load the real
-//! file and score a pair as before (`wasm-pack test --headless --chrome --release --test
-//! browser_untrusted`).
+//! with a JS Error carrying the right `code`, seeded mutations of whole files (the native fuzz's
+//! generator) must each load and embed or fail with a code, and the same wasm instance must then
+//! load the real file and score a pair as before: a panic aborts a wasm instance, so its
+//! surviving proves there was none (`wasm-pack test --headless --chrome --release --test
+//! browser_untrusted --features testing`).
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
 mod crafted;
 
-use browser_common::fetch;
+use browser_common::{fetch, log};
 use candle_core::quantized::gguf_file::Value;
 use sr_bench::wasm::{inspect_model, Model};
 use wasm_bindgen::{JsCast, JsValue};
@@ -117,7 +119,7 @@ async fn crafted_files_fail_with_a_code_and_the_instance_still_scores() {
             message.contains(expected_message),
             "load, {what}: {message}"
         );
-        web_sys::console::log_1(&format!("{what}: {code}: {message}").into());
+        log(format!("{what}: {code}: {message}"));
     }
 
     // Tokenizer JSONs that `tokenizers` would panic on (aborting this instance): refused.
@@ -131,15 +133,65 @@ async fn crafted_files_fail_with_a_code_and_the_instance_still_scores() {
             message.contains("tokenizer JSON"),
             "load, {what}: {message}"
         );
-        web_sys::console::log_1(&format!("{what}: {code}: {message}").into());
+        log(format!("{what}: {code}: {message}"));
     }
 
     // The same instance, after every failure: the real files load and score as before.
     let after = score(&Model::load(ours).expect("the real file loads after the crafted ones"));
     assert_eq!(before, after);
     let llama_score = score(&Model::load(llama).expect("the llama.cpp file loads"));
-    web_sys::console::log_1(
-        &format!("pair score: {before} before, {after} after; llama.cpp file {llama_score}").into(),
-    );
+    log(format!(
+        "pair score: {before} before, {after} after; llama.cpp file {llama_score}"
+    ));
     assert!(before > 0.5 && (llama_score - before).abs() < 0.01);
+}
+
+/// Whole files mutated as the native fuzz mutates them (`crafted::Base::mutate`), per file.
+const MUTATIONS: u64 = 150;
+
+/// Seeded mutations of our file and llama.cpp's through `Model::load` and `embed`: each embeds
+/// a vector of the model's size or fails with a JS Error with a code; then this instance, which
+/// a panic would have aborted, still scores a pair as before.
+#[wasm_bindgen_test]
+async fn mutated_files_load_and_embed_or_fail_with_a_code() {
+    let ours = fetch(OURS).await;
+    let llama = fetch(LLAMA).await;
+    let before = score(&Model::load(ours.clone()).expect("the real file loads"));
+    let start = js_sys::Date::now();
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for (name, file, seed) in [
+        ("ours q8_0", ours.clone(), 21),
+        ("llama.cpp q8_0", llama, 22),
+    ] {
+        let base = crafted::Base::new(file);
+        for i in 0..MUTATIONS {
+            let (kind, bytes) = base.mutate(&mut crafted::Rng(seed * 1_000_003 + i));
+            let outcome = match Model::load(bytes) {
+                Err(error) => format!("load {}", code_and_message(error).0),
+                Ok(model) => match model.embed(vec!["Tom likes Mary.".into()]) {
+                    Err(error) => format!("embed {}", code_and_message(error).0),
+                    Ok(vector) => {
+                        assert_eq!(vector.length() as usize, model.dim(), "{name} {i} ({kind})");
+                        "embedded".into()
+                    }
+                },
+            };
+            // An error without a code (an engine error) is a bug: every refusal says why.
+            assert!(
+                !outcome.ends_with("engine"),
+                "{name}, case {i} ({kind}): {outcome}"
+            );
+            *counts.entry(format!("{name}: {outcome}")).or_default() += 1;
+        }
+    }
+    let seconds = (js_sys::Date::now() - start) / 1000.0;
+    log(format!("mutated files in {seconds:.1} s: {counts:?}"));
+    let after = score(&Model::load(ours).expect("the real file loads after the mutations"));
+    assert_eq!(before, after);
+    let embedded: usize = counts
+        .iter()
+        .filter(|(k, _)| k.ends_with("embedded"))
+        .map(|(_, v)| v)
+        .sum();
+    assert!(embedded > 0, "{counts:?}");
 }

@@ -1,15 +1,29 @@
-//! A model file a user brings is hostile input. Thousands of mutated and truncated versions of
-//! real files (ours and llama.cpp's) go to the loader: each must load or fail with a coded
-//! error, never panic, and no header field may make it allocate more than the file holds.
-//! Deterministic (fixed seed); the counts are printed (`cargo test --release --test
-//! fuzz_model_files -- --nocapture`).
+//! A model file a user brings is hostile input. Mutated and truncated versions of real files
+//! (ours and llama.cpp's, MiniLM and MPNet, f32, f16, q8_0, q4_0) go to the engine: every one
+//! must load or fail with a coded error, never panic, and no header field may make it allocate
+//! more than the file holds. Two passes:
+//! - headers, read as the page reads them before loading (`ModelFile::inspect`): bytes flipped,
+//!   lengths inflated, cut short;
+//! - whole files (`crafted::Base::mutate`, shared with the browser test): the embedded
+//!   tokenizer and config JSONs changed structurally or byte by byte, metadata values changed by
+//!   type and value, entries dropped or duplicated, bytes flipped; the header is rewritten with
+//!   the right lengths so that the damage reaches the tokenizer and the encoder. Every file that
+//!   parses is loaded and embeds a text (a finite vector of the model's dimension, or a coded
+//!   error).
+//!
+//! Deterministic (each case has its own seed, printed when it fails); the counts are printed
+//! (`cargo test --release --features testing --test fuzz_model_files -- --show-output`). The
+//! gate runs a sample; the full tier (`--include-ignored`) runs more than 1,000 whole files.
 
 mod common;
 mod crafted;
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Once;
 use std::time::Instant;
 
 use candle_core::quantized::gguf_file::{Content, Value};
@@ -17,45 +31,32 @@ use sr_bench::backend::{load_embedder, BackendKind};
 use sr_bench::error::{code_of, ErrorCode};
 use sr_bench::model::{LoadOptions, ModelFile};
 
-const OURS: &str = "www/models/all-MiniLM-L6-v2.q8_0.gguf";
-const LLAMA: &str = "tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf";
+const MINILM: &str = "all-MiniLM-L6-v2";
+const MPNET: &str = "all-mpnet-base-v2";
 
-/// Header mutations per file (read as the page does: the header, and the file's size).
-const HEADER_CASES: usize = 3_100;
-/// Whole-file mutations per file (the header and the tensor data).
-const FILE_CASES: usize = 300;
-/// Of the whole files that parse, every this many is also loaded and embeds a text.
-const EMBED_EVERY: usize = 8;
-
-/// SplitMix64: a fixed, dependency-free pseudo-random sequence.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
+fn ours() -> Vec<u8> {
+    read(common::model_path(MINILM, "q8_0"))
 }
 
-#[derive(Default, Debug)]
-struct Counts {
-    tried: usize,
-    parsed: usize,
-    rejected: usize,
-    panics: usize,
-    embedded: usize,
-    uncoded: usize,
+fn llama() -> Vec<u8> {
+    read(common::llama_path("q8_0"))
 }
 
-/// A real file and what the mutations aim at: its header and the numbers in it that look like
-/// lengths, counts, dimensions or offsets (small little-endian u64 values).
-struct Base {
+fn read(path: PathBuf) -> Vec<u8> {
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Header mutations per file in the gate and in the full tier (read as the page does: the
+/// header, and the file's size).
+const GATE_HEADERS: usize = 1_000;
+const FULL_HEADERS: usize = 3_300;
+
+/// SplitMix64 (the same as the whole-file generator's).
+use crafted::Rng;
+
+/// A real file's header and the numbers in it that look like lengths, counts, dimensions or
+/// offsets (small little-endian u64 values).
+struct Header {
     bytes: Vec<u8>,
     header_len: usize,
     length_fields: Vec<usize>,
@@ -63,10 +64,11 @@ struct Base {
     small_fields: Vec<usize>,
 }
 
-impl Base {
-    fn new(bytes: Vec<u8>) -> Self {
-        let content = Content::read(&mut Cursor::new(&bytes)).unwrap();
+impl Header {
+    fn new(file: &[u8]) -> Self {
+        let content = Content::read(&mut Cursor::new(file)).unwrap();
         let header_len = content.tensor_data_offset as usize;
+        let bytes = file[..header_len + 64].to_vec();
         let u64_at = |p: usize| u64::from_le_bytes(bytes[p..p + 8].try_into().unwrap());
         let length_fields = (0..header_len - 8)
             .filter(|&p| (1..1 << 26).contains(&u64_at(p)))
@@ -83,7 +85,7 @@ impl Base {
     }
 
     /// A position to mutate: mostly the header's two dense ends (the counts and first
-    /// metadata; the tensor table), else anywhere in `len` bytes.
+    /// metadata; the tensor table), else anywhere.
     fn position(&self, rng: &mut Rng, len: usize) -> usize {
         match rng.below(4) {
             0 => rng.below(self.header_len.min(4096)),
@@ -93,12 +95,14 @@ impl Base {
         }
     }
 
-    /// One to four mutations of `bytes` (within `limit` bytes), maybe cut short.
-    fn mutate(&self, rng: &mut Rng, bytes: &mut Vec<u8>, limit: usize) {
+    /// One to four mutations of the header, maybe cut short. Arithmetic wraps: the values
+    /// are meant to be absurd.
+    fn mutate(&self, rng: &mut Rng) -> Vec<u8> {
+        let mut bytes = self.bytes.clone();
         for _ in 0..1 + rng.below(4) {
-            let len = bytes.len().min(limit);
+            let len = bytes.len();
             if len < 8 {
-                return;
+                break;
             }
             let at = self.position(rng, len).min(len - 8);
             match rng.below(6) {
@@ -122,7 +126,14 @@ impl Base {
                         continue;
                     }
                     let v = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-                    let inflated = [v + 1, v * 2, v << 8, v << 32, u64::MAX - v, v - 1];
+                    let inflated = [
+                        v.wrapping_add(1),
+                        v.wrapping_mul(2),
+                        v.wrapping_shl(8),
+                        v.wrapping_shl(32),
+                        u64::MAX - v,
+                        v.wrapping_sub(1),
+                    ];
                     bytes[at..at + 8].copy_from_slice(&inflated[rng.below(6)].to_le_bytes());
                 }
                 4 => {
@@ -136,109 +147,283 @@ impl Base {
                 _ => bytes.truncate(rng.below(len)),
             }
         }
+        bytes
     }
 }
 
-/// Runs `f` and counts how it ended (a panic's message goes to the hook); true when it
-/// succeeded.
-fn attempt(counts: &mut Counts, f: impl FnOnce() -> anyhow::Result<()>) -> bool {
-    counts.tried += 1;
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => {
-            counts.parsed += 1;
-            return true;
+thread_local! {
+    /// The last panic's message on this thread (set by the hook, read after catch_unwind).
+    static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Installs (once per process) a panic hook that keeps the message for the case's report.
+fn keep_panic_messages() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            LAST_PANIC.with(|m| *m.borrow_mut() = info.to_string());
+            default(info);
+        }));
+    });
+}
+
+/// What the cases of one file (or one tier) came to.
+#[derive(Default)]
+struct Tally {
+    tried: usize,
+    parsed: usize,
+    loaded: usize,
+    embedded: usize,
+    /// Embedded, but a value is NaN or infinite (damaged weights or epsilon): not a panic.
+    non_finite: usize,
+    /// Refusals by the stage that refused and the error code's name.
+    refused: BTreeMap<String, usize>,
+    /// Cases by what was mutated.
+    kinds: BTreeMap<&'static str, usize>,
+    /// Panics, uncoded errors and wrong dimensions: each with its seed.
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn refused(&self) -> usize {
+        self.refused.values().sum()
+    }
+
+    fn add(&mut self, other: &Tally) {
+        self.tried += other.tried;
+        self.parsed += other.parsed;
+        self.loaded += other.loaded;
+        self.embedded += other.embedded;
+        self.non_finite += other.non_finite;
+        for (k, v) in &other.refused {
+            *self.refused.entry(k.clone()).or_default() += v;
         }
-        Ok(Err(e)) => {
-            counts.rejected += 1;
-            if code_of(&e) == ErrorCode::Engine {
-                counts.uncoded += 1;
-                eprintln!("uncoded error: {e:#}");
+        for (k, v) in &other.kinds {
+            *self.kinds.entry(k).or_default() += v;
+        }
+        self.failures.extend(other.failures.iter().cloned());
+    }
+
+    fn print(&self, name: &str) {
+        println!(
+            "fuzz {name}: {} tried, {} parsed, {} loaded, {} embedded ({} non-finite), {} refused",
+            self.tried,
+            self.parsed,
+            self.loaded,
+            self.embedded,
+            self.non_finite,
+            self.refused()
+        );
+        if !self.refused.is_empty() {
+            let by: Vec<String> = self
+                .refused
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            println!("  refused by stage and code: {}", by.join(", "));
+        }
+        if !self.kinds.is_empty() {
+            let by: Vec<String> = self.kinds.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            println!("  cases by mutation: {}", by.join(", "));
+        }
+    }
+
+    /// A refusal at `stage`: coded, else a failure.
+    fn refuse(&mut self, stage: &str, e: &anyhow::Error, case: &str) {
+        let code = code_of(e);
+        if code == ErrorCode::Engine {
+            self.failures
+                .push(format!("{case}: uncoded error at {stage}: {e:#}"));
+        }
+        *self
+            .refused
+            .entry(format!("{stage} {}", code.as_str()))
+            .or_default() += 1;
+    }
+}
+
+const TEXT: &str = "Tom likes Mary.";
+
+/// One whole file: parsed, loaded, and one text embedded; counted by how far it got.
+fn run_case(bytes: Vec<u8>, case: &str, tally: &mut Tally) {
+    let dim = match ModelFile::from_bytes(bytes.clone()) {
+        Ok(file) => file.info.dim,
+        Err(e) => return tally.refuse("parse", &e, case),
+    };
+    tally.parsed += 1;
+    let embedder = match load_embedder(bytes, BackendKind::Cpu) {
+        Ok(embedder) => embedder,
+        Err(e) => return tally.refuse("load", &e, case),
+    };
+    tally.loaded += 1;
+    match embedder.embed(&[TEXT]) {
+        Ok(vectors) => {
+            if vectors.len() != 1 || vectors[0].len() != dim {
+                let lens: Vec<usize> = vectors.iter().map(Vec::len).collect();
+                tally
+                    .failures
+                    .push(format!("{case}: vectors of {lens:?}, not one of {dim}"));
+            }
+            tally.embedded += 1;
+            if !vectors.iter().flatten().all(|v| v.is_finite()) {
+                tally.non_finite += 1;
             }
         }
-        Err(_) => counts.panics += 1,
+        Err(e) => tally.refuse("embed", &e, case),
     }
-    false
 }
 
-fn read(path: &str) -> Vec<u8> {
-    std::fs::read(common::root().join(path)).expect("run ./build.sh (build, fixtures) first")
-}
-
-fn fuzz(bytes: Vec<u8>, seed: u64) -> Counts {
-    let base = Base::new(bytes);
-    let total = base.bytes.len();
-    let mut rng = Rng(seed);
-    let mut counts = Counts::default();
-    // The header, read as the page reads it before loading (`inspect_model`).
-    let header = &base.bytes[..base.header_len + 64];
-    for _ in 0..HEADER_CASES {
-        let mut prefix = header.to_vec();
-        base.mutate(&mut rng, &mut prefix, header.len());
-        attempt(&mut counts, || {
-            ModelFile::inspect(&prefix, total, LoadOptions::default()).map(drop)
-        });
-    }
-    // Whole files: parsed, and some loaded and run.
-    let mut parsed_files = 0;
-    for _ in 0..FILE_CASES {
-        let mut bytes = base.bytes.clone();
-        base.mutate(&mut rng, &mut bytes, total);
-        let whole = bytes.len() == total;
-        let parses = attempt(&mut counts, || {
-            ModelFile::from_bytes(bytes.clone()).map(drop)
-        });
-        if parses && whole {
-            parsed_files += 1;
-            if parsed_files % EMBED_EVERY == 0 {
-                counts.embedded += 1;
-                attempt(&mut counts, || {
-                    let embedder = load_embedder(bytes, BackendKind::Cpu)?;
-                    embedder.embed(&["Tom likes Mary."]).map(drop)
-                });
-            }
-        }
-    }
-    counts
-}
-
-#[test]
-fn mutated_and_truncated_model_files_never_panic_the_loader() {
-    // Panics are counted and kept for the assertion's message.
-    let messages = Arc::new(Mutex::new(Vec::<String>::new()));
-    let kept = messages.clone();
-    std::panic::set_hook(Box::new(move |info| {
-        eprintln!("panic: {info}");
-        kept.lock().unwrap().push(info.to_string());
-    }));
+/// `cases` seeded whole-file mutations of `file`, each parsed, loaded and embedded.
+fn whole_files(name: &str, file: Vec<u8>, seed: u64, cases: usize) -> Tally {
+    keep_panic_messages();
+    let base = crafted::Base::new(file);
+    let mut tally = Tally::default();
     let start = Instant::now();
-    let ours = fuzz(read(OURS), 12);
+    for i in 0..cases as u64 {
+        // Each case its own seed, so that a failure can be replayed alone.
+        let case_seed = seed.wrapping_mul(1_000_003).wrapping_add(i);
+        let (kind, bytes) = base.mutate(&mut Rng(case_seed));
+        let case = format!("{name}, seed {case_seed} ({kind})");
+        tally.tried += 1;
+        *tally.kinds.entry(kind).or_default() += 1;
+        let result = catch_unwind(AssertUnwindSafe(|| run_case(bytes, &case, &mut tally)));
+        if result.is_err() {
+            let message = LAST_PANIC.with(|m| m.borrow().clone());
+            tally.failures.push(format!("{case}: panic: {message}"));
+        }
+    }
+    tally.print(&format!("{name} ({:.1} s)", start.elapsed().as_secs_f64()));
+    tally
+}
+
+/// `cases` mutated headers of `file`, each inspected as the page does.
+fn headers(name: &str, file: &[u8], seed: u64, cases: usize) -> Tally {
+    keep_panic_messages();
+    let header = Header::new(file);
+    let mut rng = Rng(seed);
+    let mut tally = Tally::default();
+    for i in 0..cases {
+        let prefix = header.mutate(&mut rng);
+        tally.tried += 1;
+        let case = format!("{name} header, case {i} of seed {seed}");
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            ModelFile::inspect(&prefix, file.len(), LoadOptions::default()).map(drop)
+        }));
+        match result {
+            Ok(Ok(())) => tally.parsed += 1,
+            Ok(Err(e)) => tally.refuse("inspect", &e, &case),
+            Err(_) => {
+                let message = LAST_PANIC.with(|m| m.borrow().clone());
+                tally.failures.push(format!("{case}: panic: {message}"));
+            }
+        }
+    }
+    tally.print(&format!("{name} headers"));
+    tally
+}
+
+/// Prints a tier's total and fails on any panic, uncoded error or wrong dimension.
+fn finish(tier: &str, parts: &[Tally], start: Instant) -> Tally {
+    let mut total = Tally::default();
+    for part in parts {
+        total.add(part);
+    }
+    total.print(&format!(
+        "{tier} total ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    ));
+    assert!(
+        total.failures.is_empty(),
+        "{} failures:\n{}",
+        total.failures.len(),
+        total.failures.join("\n")
+    );
+    total
+}
+
+/// The gate: every base file's headers, and a sample of whole files of each kind of file.
+#[test]
+fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
+    let start = Instant::now();
+    let (ours, llama) = (ours(), llama());
     // Ours again with an explicit `general.alignment` (neither real file has one) for the
     // mutations to hit: candle divides by it.
-    let aligned = fuzz(
-        crafted::set_metadata(&read(OURS), "general.alignment", Value::U32(32)),
-        56,
-    );
-    let llama = fuzz(read(LLAMA), 34);
-    let _ = std::panic::take_hook();
-    let all = [
-        ("ours", &ours),
-        ("ours + alignment", &aligned),
-        ("llama.cpp", &llama),
+    let aligned = crafted::set_metadata(&ours, "general.alignment", Value::U32(32));
+    let parts = [
+        headers("ours q8_0", &ours, 12, GATE_HEADERS),
+        headers("ours q8_0 + alignment", &aligned, 56, GATE_HEADERS),
+        headers("llama.cpp q8_0", &llama, 34, GATE_HEADERS),
+        whole_files("ours q8_0", ours, 1, GATE_MINILM),
+        whole_files("llama.cpp q8_0", llama, 2, GATE_LLAMA),
+        whole_files(
+            "ours q4_0",
+            read(common::model_path(MINILM, "q4_0")),
+            3,
+            GATE_SMALL,
+        ),
+        whole_files(
+            "llama.cpp f16",
+            read(common::llama_path("f16")),
+            4,
+            GATE_SMALL,
+        ),
+        whole_files(
+            "MPNet q4_0",
+            read(common::model_path(MPNET, "q4_0")),
+            5,
+            GATE_SMALL,
+        ),
     ];
-    for (name, c) in all {
-        println!(
-            "fuzz {name}: {} tried, {} parsed, {} rejected, {} panics ({} loaded and embedded, \
-             {} errors without a code)",
-            c.tried, c.parsed, c.rejected, c.panics, c.embedded, c.uncoded
-        );
-    }
-    println!("fuzz: {:.1} s", start.elapsed().as_secs_f64());
-    let messages = messages.lock().unwrap();
-    let sum = |f: fn(&Counts) -> usize| all.iter().map(|(_, c)| f(c)).sum::<usize>();
-    assert!(sum(|c| c.tried) >= 10_000);
-    assert_eq!(sum(|c| c.panics), 0, "panics: {messages:?}");
-    assert_eq!(sum(|c| c.uncoded), 0);
-    assert!(all.iter().all(|(_, c)| c.parsed > 0 && c.embedded > 0));
+    let total = finish("gate", &parts, start);
+    assert!(total.tried >= 3_000, "{} cases", total.tried);
+    assert!(parts.iter().all(|t| t.parsed > 0));
+    assert!(parts[3..].iter().all(|t| t.embedded > 0));
+}
+
+/// Whole-file cases of the gate (MiniLM q8_0, llama.cpp q8_0, each of the others).
+const GATE_MINILM: usize = 120;
+const GATE_LLAMA: usize = 60;
+const GATE_SMALL: usize = 15;
+
+/// The full tier: more than 1,000 whole files, on every kind of file (other seeds than the
+/// gate's).
+#[test]
+#[ignore = "full tier (./build.sh test full): 2,420 whole files, over 1,000 of them loaded and embedded"]
+fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
+    let start = Instant::now();
+    let (ours, llama) = (ours(), llama());
+    let aligned = crafted::set_metadata(&ours, "general.alignment", Value::U32(32));
+    let parts = [
+        headers("ours q8_0", &ours, 112, FULL_HEADERS),
+        headers("ours q8_0 + alignment", &aligned, 156, FULL_HEADERS),
+        headers("llama.cpp q8_0", &llama, 134, FULL_HEADERS),
+        whole_files("ours q8_0", ours, 11, 1_000),
+        whole_files("llama.cpp q8_0", llama, 12, 800),
+        whole_files(
+            "ours q4_0",
+            read(common::model_path(MINILM, "q4_0")),
+            13,
+            250,
+        ),
+        whole_files("llama.cpp f16", read(common::llama_path("f16")), 14, 200),
+        whole_files(
+            "MPNet q8_0",
+            read(common::model_path(MPNET, "q8_0")),
+            15,
+            80,
+        ),
+        whole_files(
+            "MPNet q4_0",
+            read(common::model_path(MPNET, "q4_0")),
+            16,
+            60,
+        ),
+        whole_files("ours f32", read(common::model_path(MINILM, "f32")), 17, 30),
+    ];
+    let total = finish("full", &parts, start);
+    assert!(total.tried >= 10_000, "{} cases", total.tried);
+    assert!(total.loaded >= 1_000, "{} whole files loaded", total.loaded);
 }
 
 fn load_error(bytes: &[u8]) -> (ErrorCode, String, f64) {
@@ -251,7 +436,7 @@ fn load_error(bytes: &[u8]) -> (ErrorCode, String, f64) {
 
 #[test]
 fn header_fields_larger_than_the_file_are_rejected_before_allocating() {
-    let bytes = read(OURS);
+    let bytes = ours();
     // A tensor of 2^40 elements (2^20 × 2^20), and one whose product overflows.
     let name = "encoder.layer.0.attention.self.query.weight";
     for dims in [[1 << 20, 1 << 20], [1 << 40, 1 << 40]] {
@@ -271,7 +456,7 @@ fn header_fields_larger_than_the_file_are_rejected_before_allocating() {
 
 #[test]
 fn crafted_files_name_their_problem() {
-    let (ours, llama) = (read(OURS), read(LLAMA));
+    let (ours, llama) = (ours(), llama());
     let query = "encoder.layer.0.attention.self.query.weight";
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         (
@@ -337,10 +522,10 @@ fn every_shipped_and_llama_cpp_file_passes_the_checks() {
     for path in [
         "www/models/all-MiniLM-L6-v2.f32.gguf",
         "www/models/all-MiniLM-L6-v2.q4_0.gguf",
-        OURS,
+        "www/models/all-MiniLM-L6-v2.q8_0.gguf",
         "www/models/all-mpnet-base-v2.q8_0.gguf",
         "www/models/all-mpnet-base-v2.f32.gguf",
-        LLAMA,
+        "tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf",
         "tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.f32.gguf",
         "tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.f16.gguf",
     ] {
@@ -350,5 +535,76 @@ fn every_shipped_and_llama_cpp_file_passes_the_checks() {
         std::io::Read::read_to_end(&mut std::io::Read::take(file, 16 << 20), &mut prefix).unwrap();
         ModelFile::inspect(&prefix, total, LoadOptions::default())
             .unwrap_or_else(|e| panic!("{path}: {e:#}"));
+    }
+}
+
+/// Tokenizer JSONs that `tokenizers` would meet with a panic, at load or (broken Precompiled
+/// charsmaps) at the first text: refused at load with a coded error.
+#[test]
+fn tokenizer_json_that_would_panic_is_refused_at_load() {
+    for (what, bytes) in crafted::tokenizer_panics(&ours()) {
+        match load_embedder(bytes, BackendKind::Cpu) {
+            Err(e) => {
+                assert_eq!(code_of(&e), ErrorCode::BadModel, "{what}: {e:#}");
+                assert!(format!("{e:#}").contains("tokenizer JSON"), "{what}: {e:#}");
+            }
+            Ok(embedder) => {
+                let embedded = catch_unwind(AssertUnwindSafe(|| embedder.embed(&[TEXT]).is_ok()));
+                panic!("{what}: loaded (then embedding gave {embedded:?})");
+            }
+        }
+    }
+}
+
+/// A valid Precompiled charsmap passes the check and is used ("a" becomes "b").
+#[test]
+fn a_valid_precompiled_charsmap_loads_and_normalizes() {
+    let ours = ours();
+    let valid = crafted::charsmap(0x61 | 1 << 8 | 3 << 10, 1 << 31);
+    let mapped = load_embedder(crafted::with_precompiled(&ours, &valid), BackendKind::Cpu)
+        .expect("a valid charsmap loads");
+    let plain = load_embedder(ours, BackendKind::Cpu).unwrap();
+    // Lower case: the charsmap replaces the BERT normalizer, which lowercases.
+    let embed = |e: &sr_bench::model::Embedder, text| e.embed(&[text]).unwrap().remove(0);
+    let same = |a: Vec<f32>, b: Vec<f32>| a == b;
+    assert!(same(
+        embed(&mapped, "tom likes mbry."),
+        embed(&plain, "tom likes mbry.")
+    ));
+    assert!(same(
+        embed(&mapped, "tom likes mary."),
+        embed(&plain, "tom likes mbry.")
+    ));
+    assert!(!same(
+        embed(&mapped, "tom likes mary."),
+        embed(&plain, "tom likes mary.")
+    ));
+}
+
+/// An edit of a tokenizer JSON, named.
+type JsonEdit = (&'static str, fn(&mut serde_json::Value));
+
+/// A tokenizer that gives ids past the embedding matrix (a special token's, a word's): a coded
+/// error, at load or at the first text.
+#[test]
+fn token_ids_past_the_vocabulary_fail_with_a_code() {
+    let ours = ours();
+    let edits: [JsonEdit; 2] = [
+        ("[CLS]'s id", |json| {
+            json["post_processor"]["special_tokens"]["[CLS]"]["ids"] =
+                serde_json::json!([4_000_000_000u32]);
+        }),
+        ("a word's id", |json| {
+            json["model"]["vocab"]["tom"] = 30_522.into()
+        }),
+    ];
+    for (what, edit) in edits {
+        let bytes = crafted::with_tokenizer_json(&ours, edit);
+        let e = load_embedder(bytes, BackendKind::Cpu)
+            .and_then(|embedder| embedder.embed(&["tom likes mary."]))
+            .err()
+            .unwrap_or_else(|| panic!("{what}: embedded"));
+        assert_ne!(code_of(&e), ErrorCode::Engine, "{what}: {e:#}");
+        println!("{what}: {e:#}");
     }
 }

@@ -107,6 +107,7 @@ impl Embedder {
             &file.tokenizer_json,
             file.info.max_seq_length,
             file.config.pad_token_id as u32,
+            file.info.vocab_size,
         )
         .code(ErrorCode::BadModel)?;
         Ok(Self {
