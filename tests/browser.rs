@@ -4,7 +4,8 @@
 
 mod browser_common;
 use browser_common::{
-    fetch, fixture, log, max_abs_delta, rows, NATIVE_COMPONENT_BOUND, NATIVE_SCORE_BOUND,
+    artefact, fetch, fixture, log, max_abs_delta, rows, sha256_hex, NATIVE_COMPONENT_BOUND,
+    NATIVE_SCORE_BOUND,
 };
 
 use sr_bench::eval::{sr_path, SR_FILES, STSB_TEST_PATH};
@@ -25,8 +26,10 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// (build.sh writes tests/artifacts/native-embeddings.<dtype>.json); the bound is the build's
 /// (browser_common).
 async fn matches_sentence_transformers_and_the_native_cli(dtype: &str, min_cosine: f32) {
-    let model = Model::load(fetch(&format!("/www/models/all-MiniLM-L6-v2.{dtype}.gguf")).await)
-        .expect("model loads");
+    let url = format!("/www/models/all-MiniLM-L6-v2.{dtype}.gguf");
+    let bytes = fetch(&url).await;
+    let sha = sha256_hex(&bytes);
+    let model = Model::load(bytes).expect("model loads");
     let fixture = fixture("all-MiniLM-L6-v2").await;
     let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
     let flat = model.embed(texts).expect("embed").to_vec();
@@ -44,7 +47,7 @@ async fn matches_sentence_transformers_and_the_native_cli(dtype: &str, min_cosin
     assert!(min >= min_cosine, "browser {dtype} min cosine {min}");
 
     let native: Vec<Vec<f32>> = serde_json::from_slice(
-        &fetch(&format!("/tests/artifacts/native-embeddings.{dtype}.json")).await,
+        &artefact(&format!("native-embeddings.{dtype}.json"), &url, &sha).await,
     )
     .unwrap();
     let max_delta = max_abs_delta(&native, &vectors);
@@ -59,20 +62,22 @@ async fn matches_sentence_transformers_and_the_native_cli(dtype: &str, min_cosin
 
 #[wasm_bindgen_test]
 async fn q8_0_in_the_browser_matches_sentence_transformers_and_the_native_cli() {
-    matches_sentence_transformers_and_the_native_cli("q8_0", 0.999).await;
+    // Measured 0.99946 natively; 0.9993 is every backend's q8_0 bound.
+    matches_sentence_transformers_and_the_native_cli("q8_0", 0.9993).await;
 }
 
 /// The f32 file goes through the browser's f32 kernel (src/backend/cpu/gemm.rs).
 #[wasm_bindgen_test]
 async fn f32_in_the_browser_matches_sentence_transformers_and_the_native_cli() {
-    matches_sentence_transformers_and_the_native_cli("f32", 0.9999).await;
+    // Summation order only (measured 1.000000 natively).
+    matches_sentence_transformers_and_the_native_cli("f32", 0.99999).await;
 }
 
-/// q4_0 is lossy against the reference (native bound 0.8, tests/model_parity.rs), but the
-/// browser must compute what the CLI computes on the same file.
+/// q4_0 is lossy against the reference (measured 0.876 natively, bound 0.866 as in
+/// tests/model_parity.rs), but the browser must compute what the CLI computes on the same file.
 #[wasm_bindgen_test]
 async fn q4_0_in_the_browser_matches_the_native_cli() {
-    matches_sentence_transformers_and_the_native_cli("q4_0", 0.8).await;
+    matches_sentence_transformers_and_the_native_cli("q4_0", 0.866).await;
 }
 
 #[wasm_bindgen_test]
@@ -95,7 +100,9 @@ async fn bad_model_bytes_become_a_plain_error_not_a_panic() {
 
 #[wasm_bindgen_test]
 async fn quick_split_in_the_browser_equals_the_native_cli() {
-    let model = Model::load(fetch(MODEL_URL).await).unwrap();
+    let bytes = fetch(MODEL_URL).await;
+    let sha = sha256_hex(&bytes);
+    let model = Model::load(bytes).unwrap();
     let mut eval = Evaluation::new("quick", "model").unwrap();
     for name in SR_FILES {
         eval.add_sr_file(name, &fetch(&format!("/data/{}", sr_path(name))).await)
@@ -111,7 +118,7 @@ async fn quick_split_in_the_browser_equals_the_native_cli() {
         serde_wasm_bindgen::from_value(eval.finish("all-MiniLM-L6-v2", "q8_0").unwrap()).unwrap();
     // Written by build.sh with `sr-bench eval --split quick` on the same file.
     let native: serde_json::Value =
-        serde_json::from_slice(&fetch("/tests/artifacts/eval-quick.q8_0.json").await).unwrap();
+        serde_json::from_slice(&artefact("eval-quick.q8_0.json", MODEL_URL, &sha).await).unwrap();
     // Every cell's difference, the worst one logged, then the bound (one assertion names all).
     let mut differences = Vec::new();
     for dim in ["structure", "relation"] {
@@ -145,10 +152,7 @@ async fn quick_split_in_the_browser_equals_the_native_cli() {
         over.is_empty(),
         "(cell, browser, CLI) over the bound: {over:?}"
     );
-    web_sys::console::log_1(
-        &format!(
-            "quick split in the browser: {total} sentences, {compared} cells equal to the CLI"
-        )
-        .into(),
-    );
+    log(format!(
+        "quick split in the browser: {total} sentences, {compared} cells equal to the CLI"
+    ));
 }

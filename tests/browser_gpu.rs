@@ -5,7 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, fixture, gpu_model, rows, MINILM_Q8_0_URL as MODEL_URL};
+use browser_common::{fetch, fixture, gpu_model, log, rows, MINILM_Q8_0_URL as MODEL_URL};
 
 use serde::Deserialize;
 use sr_bench::eval::{sr_path, SR_FILES};
@@ -38,13 +38,10 @@ async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
         .zip(rows(&on_cpu, cpu.dim(), texts.len()))
         .map(|(g, c)| cosine(g, c))
         .fold(f32::INFINITY, f32::min);
-    web_sys::console::log_1(
-        &format!(
-            "WebGPU (SwiftShader) vs CPU, {} texts: min cosine {min:.7}",
-            texts.len()
-        )
-        .into(),
-    );
+    log(format!(
+        "WebGPU (SwiftShader) vs CPU, {} texts: min cosine {min:.7}",
+        texts.len()
+    ));
     // Same arithmetic up to summation order: measured 1.000000 natively (lavapipe), so 0.99999.
     assert!(min >= 0.99999, "GPU vs CPU min cosine {min}");
 }
@@ -73,9 +70,9 @@ async fn an_evaluation_chunk_embedded_on_the_gpu_is_accepted_like_a_cpu_one() {
         .zip(rows(&on_cpu, cpu.dim(), chunk.texts.len()))
         .map(|(g, c)| cosine(g, c))
         .fold(f32::INFINITY, f32::min);
-    web_sys::console::log_1(
-        &format!("WebGPU vs CPU on an evaluation chunk: min cosine {min:.7}").into(),
-    );
+    log(format!(
+        "WebGPU vs CPU on an evaluation chunk: min cosine {min:.7}"
+    ));
     assert!(
         min >= 0.99999,
         "GPU vs CPU on an evaluation chunk: min cosine {min}"

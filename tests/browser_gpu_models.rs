@@ -7,7 +7,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, fixture, rows};
+use browser_common::{fetch, fixture, log, rows};
 
 use serde::Deserialize;
 use sr_bench::model::cosine;
@@ -59,14 +59,11 @@ async fn check(model: &str, dtype: &str, min_cosine: f32) {
         .fold(f32::INFINITY, f32::min);
     let still: Status = serde_wasm_bindgen::from_value(gpu.backend_status().unwrap()).unwrap();
     assert_eq!(still.active, "webgpu", "no fallback may happen");
-    web_sys::console::log_1(
-        &format!(
-            "{model} {dtype} on WebGPU (SwiftShader) vs sentence-transformers, {} texts of ≤ \
+    log(format!(
+        "{model} {dtype} on WebGPU (SwiftShader) vs sentence-transformers, {} texts of ≤ \
              {MAX_TOKENS} tokens in {seconds:.0} s: min cosine {min:.6}",
-            texts.len()
-        )
-        .into(),
-    );
+        texts.len()
+    ));
     assert!(
         min >= min_cosine,
         "{model} {dtype}: GPU vs sentence-transformers min cosine {min}"

@@ -4,7 +4,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, fixture};
+use browser_common::{fetch, fixture, log};
 
 use sr_bench::backend::webgpu::{self, GpuOptions};
 use sr_bench::backend::BackendKind;
@@ -40,9 +40,7 @@ async fn two_batches_in_flight_in_the_browser_give_the_embeddings_of_one_at_a_ti
             (10_000_000..20_000_000).contains(&memory.weights) && memory.activations > 0,
             "{memory:?}"
         );
-        web_sys::console::log_1(
-            &format!("one batch in flight: {one_batch_in_flight}; GPU memory {memory:?}; adapter features {:?}", status.adapter.map(|a| a.summary.features)).into(),
-        );
+        log(format!("one batch in flight: {one_batch_in_flight}; GPU memory {memory:?}; adapter features {:?}", status.adapter.map(|a| a.summary.features)));
         results.push(vectors);
     }
     assert_eq!(

@@ -5,7 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, gpu_model, MINILM_Q8_0_URL as MODEL_URL};
+use browser_common::{fetch, gpu_model, log, MINILM_Q8_0_URL as MODEL_URL};
 
 use serde::Deserialize;
 use sr_bench::eval::{sr_path, SR_FILES};
@@ -53,14 +53,11 @@ async fn quick_sr_split_on_the_gpu_is_within_a_tenth_of_the_cpu_on_every_cell() 
             .unwrap();
     }
     let seconds = (js_sys::Date::now() - started) / 1e3;
-    web_sys::console::log_1(
-        &format!(
-            "quick SR split on the GPU (SwiftShader: CPU emulation): {total} sentences in \
+    log(format!(
+        "quick SR split on the GPU (SwiftShader: CPU emulation): {total} sentences in \
              {seconds:.0} s, {:.1} sentences/s",
-            total as f64 / seconds
-        )
-        .into(),
-    );
+        total as f64 / seconds
+    ));
 
     let report = |mut eval: Evaluation| -> serde_json::Value {
         serde_wasm_bindgen::from_value(eval.finish("all-MiniLM-L6-v2", "q8_0").unwrap()).unwrap()
@@ -80,7 +77,7 @@ async fn quick_sr_split_on_the_gpu_is_within_a_tenth_of_the_cpu_on_every_cell() 
             }
         }
     }
-    web_sys::console::log_1(
-        &format!("quick SR split: GPU vs CPU max |Δ| over 24 cells = {worst:.4}").into(),
-    );
+    log(format!(
+        "quick SR split: GPU vs CPU max |Δ| over 24 cells = {worst:.4}"
+    ));
 }

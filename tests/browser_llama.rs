@@ -3,7 +3,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, fixture, rows};
+use browser_common::{fetch, fixture, log, rows};
 
 use sr_bench::wasm::Model;
 use wasm_bindgen_test::*;
@@ -23,10 +23,9 @@ async fn min_cosine(dtype: &str) -> f32 {
         .zip(rows(&flat, model.dim(), fixture.items.len()))
         .map(|(item, v)| sr_bench::model::cosine(v, &item.embedding))
         .fold(f32::INFINITY, f32::min);
-    web_sys::console::log_1(
-        &format!("browser, llama.cpp {dtype}: min cosine vs sentence-transformers = {min:.7}")
-            .into(),
-    );
+    log(format!(
+        "browser, llama.cpp {dtype}: min cosine vs sentence-transformers = {min:.7}"
+    ));
     min
 }
 

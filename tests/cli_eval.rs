@@ -183,3 +183,40 @@ fn bench_prints_the_tokens_padding_and_gflops_of_its_batches() {
         "{short_tokens} {tokens}"
     );
 }
+
+/// The tests' inputs are pinned: a corrupted data file or a stale model file fails the test that
+/// reads it by name, with what to run (tests/common's `check_pins`, the same pins as build.sh).
+#[test]
+fn a_corrupted_data_file_or_a_stale_model_file_is_named() {
+    let dir = std::env::temp_dir().join(format!("sr-bench-pins-{}", std::process::id()));
+    let data = dir.join("data");
+    for (file, _) in common::pins("data") {
+        let to = data.join(&file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(common::data_dir().join(&file), &to).unwrap();
+    }
+    assert_eq!(common::check_pins("data", &data, None), Ok(()));
+    let planted = data.join("sr/biosses.csv");
+    let mut bytes = std::fs::read(&planted).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&planted, bytes).unwrap();
+    let err = common::check_pins("data", &data, None).unwrap_err();
+    assert!(
+        err.contains("sr/biosses.csv") && err.contains("stale or corrupted"),
+        "{err}"
+    );
+    assert!(err.contains("./build.sh build"), "{err}");
+
+    // A model file from another conversion (here: a truncated copy) is refused the same way.
+    let models = dir.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let file = "all-MiniLM-L6-v2.q8_0.gguf";
+    let real = common::model_bytes(MODEL, "q8_0");
+    std::fs::write(models.join(file), &real[..real.len() / 2]).unwrap();
+    let err = common::check_pins("models", &models, Some(file)).unwrap_err();
+    assert!(
+        err.contains(file) && err.contains("stale or corrupted"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

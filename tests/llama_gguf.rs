@@ -14,15 +14,7 @@ use sr_bench::model::{cosine, LoadOptions, ModelFile, TextTokenizer};
 const MODEL: &str = "all-MiniLM-L6-v2";
 
 fn llama_path(dtype: &str) -> PathBuf {
-    let path = common::root()
-        .join("tests/artifacts/llama")
-        .join(format!("{MODEL}.llamacpp.{dtype}.gguf"));
-    assert!(
-        path.exists(),
-        "{} is missing: run ./build.sh fixtures (llama.cpp's converter)",
-        path.display()
-    );
-    path
+    common::llama_path(dtype)
 }
 
 fn llama_bytes(dtype: &str) -> Vec<u8> {
@@ -40,6 +32,7 @@ fn tokenizer(file: &ModelFile) -> TextTokenizer {
         &file.tokenizer_json,
         file.info.max_seq_length,
         file.config.pad_token_id as u32,
+        file.info.vocab_size,
     )
     .unwrap()
 }

@@ -16,22 +16,25 @@ fn min_cosine_against_reference(dtype: &str) -> (f32, String) {
 
 #[test]
 fn f32_matches_sentence_transformers_on_all_82_texts() {
+    // Summation order only: measured ≥ 0.9999995 (printed 1.000000), so 0.99999.
     let (min, text) = min_cosine_against_reference("f32");
-    assert!(min >= 0.9999, "f32 min cosine {min} on {text:?}");
+    assert!(min >= 0.99999, "f32 min cosine {min} on {text:?}");
 }
 
 #[test]
 fn q8_0_matches_sentence_transformers_on_all_82_texts() {
+    // Measured 0.99946 (MiniLM) / 0.99946 (MPNet) with the 16-bit kernel; 0.9993 rejects the
+    // 7-bit kernel that was turned down (0.99924, docs/cpu-kernels.md).
     let (min, text) = min_cosine_against_reference("q8_0");
-    assert!(min >= 0.999, "q8_0 min cosine {min} on {text:?}");
+    assert!(min >= 0.9993, "q8_0 min cosine {min} on {text:?}");
 }
 
 #[test]
 fn q4_0_parity_is_reported() {
-    // The figure is what is asked for (measured: 0.864 on the empty text); 0.8 only catches a
-    // broken q4_0 path, which gives near-zero cosines.
+    // Measured 0.864 (on the empty text); the bound is that less 0.01, for summation order across
+    // machines: a q4_0 path that regressed by more fails.
     let (min, text) = min_cosine_against_reference("q4_0");
-    assert!(min >= 0.8, "q4_0 min cosine {min} on {text:?}");
+    assert!(min >= 0.854, "q4_0 min cosine {min} on {text:?}");
 }
 
 #[test]

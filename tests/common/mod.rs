@@ -1,25 +1,138 @@
 //! Shared by the native integration tests: the built model files and the reference fixture.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A model file built by `./build.sh` (from the pinned wheel); fails loudly when absent.
+/// The sha256 pins build.sh keeps (`tests/fixtures/{list}.sha256`, sha256sum's format:
+/// digest, two spaces, the path under the pinned folder).
+pub fn pins(list: &str) -> BTreeMap<String, String> {
+    let path = root().join("tests/fixtures").join(format!("{list}.sha256"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let (sha, file) = line
+                .split_once("  ")
+                .unwrap_or_else(|| panic!("{}: not sha256sum's format: {line:?}", path.display()));
+            (file.to_string(), sha.to_string())
+        })
+        .collect()
+}
+
+pub fn sha256_hex(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// `Err` with what is wrong and what to run when a file of `dir` does not have its pin in
+/// `tests/fixtures/{list}.sha256`: missing, stale or corrupted inputs must fail the test that
+/// reads them, never give it other numbers.
+pub fn check_pins(list: &str, dir: &Path, only: Option<&str>) -> Result<(), String> {
+    for (file, sha) in pins(list) {
+        if only.is_some_and(|o| o != file) {
+            continue;
+        }
+        let path = dir.join(&file);
+        match sha256_hex(&path) {
+            Ok(got) if got == sha => {}
+            Ok(got) => {
+                return Err(format!(
+                    "{} has sha256 {got}, but tests/fixtures/{list}.sha256 pins {sha}: it is stale \
+                     or corrupted; run ./build.sh build to fetch or convert it again",
+                    path.display()
+                ))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{}: {e}; run ./build.sh build first (it fetches the data and converts the \
+                     pinned wheels)",
+                    path.display()
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`check_pins`] once per file and process (a 438 MB file takes a second to hash).
+fn checked_once(list: &str, dir: &Path, only: Option<&str>) {
+    static DONE: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
+    let key = format!("{list}:{}:{only:?}", dir.display());
+    let mut done = DONE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if done.contains(&key) {
+        return;
+    }
+    if let Err(message) = check_pins(list, dir, only) {
+        panic!("{message}");
+    }
+    done.insert(key);
+}
+
+/// A model file built by `./build.sh` (from the pinned wheel); fails loudly when absent or
+/// when its bytes are not the pinned ones (tests/fixtures/models.sha256).
 pub fn model_path(name: &str, dtype: &str) -> PathBuf {
-    let path = root()
-        .join("www/models")
-        .join(format!("{name}.{dtype}.gguf"));
-    assert!(
-        path.exists(),
-        "{} is missing: run ./build.sh build first (it converts the pinned wheel)",
-        path.display()
-    );
-    path
+    let file = format!("{name}.{dtype}.gguf");
+    let dir = root().join("www/models");
+    checked_once("models", &dir, Some(&file));
+    dir.join(file)
+}
+
+/// A genuine llama.cpp file of MiniLM (`./build.sh fixtures`, llama.cpp's own converter), with
+/// the bytes pinned in tests/fixtures/llama-fixtures.sha256.
+pub fn llama_path(dtype: &str) -> PathBuf {
+    let file = format!("all-MiniLM-L6-v2.llamacpp.{dtype}.gguf");
+    let dir = root().join("tests/artifacts/llama");
+    if let Err(message) = check_pins("llama-fixtures", &dir, Some(&file)) {
+        panic!("{message} (./build.sh fixtures makes the llama.cpp files)");
+    }
+    dir.join(file)
+}
+
+/// A pinned wheel from the wheel cache build.sh fills (`.cache/wheels`), sha256-checked. Tests
+/// never download: a missing wheel fails with the command that fetches it. (Native only: the
+/// converter is not in the wasm32 build, which clippy checks these files for.)
+#[cfg(not(target_arch = "wasm32"))]
+pub fn cached_wheel(wheel: &sr_bench::convert::sources::Wheel) -> PathBuf {
+    let cache = root().join(".cache/wheels");
+    match sr_bench::convert::cached_wheel(wheel, &cache) {
+        Ok(Some(path)) => path,
+        Ok(None) => panic!(
+            "{}=={} is not in {}: run ./build.sh build (it fetches the pinned wheels) or \
+             `python3 -m pip download --no-deps -d .cache/wheels {}=={}`",
+            wheel.package,
+            wheel.version,
+            cache.display(),
+            wheel.package,
+            wheel.version
+        ),
+        Err(e) => panic!("{e:#}"),
+    }
 }
 
 pub fn model_bytes(name: &str, dtype: &str) -> Vec<u8> {
@@ -47,6 +160,7 @@ pub fn fixture(name: &str) -> Fixture {
 
 /// The data folder by the CLI's own rule ([`sr_bench::eval::default_data_dir`]:
 /// `$SR_BENCH_DATA`, else `data` filled by build.sh, else `../shared/data`).
+/// Every file must have the sha256 pinned in tests/fixtures/data.sha256 (build.sh's pins).
 pub fn data_dir() -> PathBuf {
     let dir = sr_bench::eval::default_data_dir();
     assert!(
@@ -54,6 +168,7 @@ pub fn data_dir() -> PathBuf {
         "{} has no sr/: run ./build.sh build first",
         dir.display()
     );
+    checked_once("data", &dir, None);
     dir
 }
 

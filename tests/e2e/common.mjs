@@ -10,6 +10,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,12 +39,29 @@ export function siteUrl() {
   return new URL(required('SR_BENCH_URL')).href;
 }
 
-/** The CLI's expected figures (SR_BENCH_EXPECT), with every key in `keys` present. */
+/** @type {Map<string, string>} sha256 of the model files already checked (path → digest). */
+const checkedModels = new Map();
+
+/**
+ * The CLI's expected figures (SR_BENCH_EXPECT), with every key in `keys` present, made from the
+ * model files as they are now: each file its `models` names (path under the project root →
+ * sha256) must still have that sha256, or the figures are stale and the test fails.
+ */
 export function expected(keys) {
   const file = required('SR_BENCH_EXPECT');
   const data = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const missing = keys.filter((k) => data[k] === undefined || data[k] === null);
+  const missing = [...keys, 'models'].filter((k) => data[k] === undefined || data[k] === null);
   if (missing.length) throw new Error(`${file} lacks ${missing.join(', ')}: ${HOW}`);
+  for (const [model, sha] of Object.entries(data.models)) {
+    if (!checkedModels.has(model)) {
+      const bytes = fs.readFileSync(path.resolve(ROOT, model));
+      checkedModels.set(model, crypto.createHash('sha256').update(bytes).digest('hex'));
+    }
+    const now = checkedModels.get(model);
+    if (now !== sha) {
+      throw new Error(`${file} is stale: its figures come from ${model} with sha256 ${sha}, the file now has ${now}: ${HOW}`);
+    }
+  }
   return data;
 }
 
