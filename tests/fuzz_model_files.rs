@@ -266,8 +266,12 @@ fn run_case(bytes: Vec<u8>, case: &str, tally: &mut Tally) {
                     .push(format!("{case}: vectors of {lens:?}, not one of {dim}"));
             }
             tally.embedded += 1;
+            // The embedder refuses non-finite vectors with a code: one that gets out is a bug.
             if !vectors.iter().flatten().all(|v| v.is_finite()) {
                 tally.non_finite += 1;
+                tally
+                    .failures
+                    .push(format!("{case}: a non-finite vector was returned"));
             }
         }
         Err(e) => tally.refuse("embed", &e, case),

@@ -525,6 +525,7 @@ fn assert_q4_0_matches_the_cpu(model: &str) {
 }
 
 #[test]
+#[ignore = "full tier (./build.sh test full): the q4_0 kernel itself is in the gate (quantized_matmul_dequantizes_blocks_in_the_kernel)"]
 fn minilm_q4_0_on_the_gpu_matches_the_cpu_backend() {
     assert_q4_0_matches_the_cpu(MODEL);
 }

@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Result};
 use super::{
     l2_normalize, EncoderBackend, ModelFile, ModelInfo, TextTokenizer, TokenBatch, TokenTable,
 };
-use crate::error::{ErrorCode, ResultExt};
+use crate::error::{coded, ErrorCode, ResultExt};
 
 /// Sentences per forward pass. Inputs are sorted by length first, so padding stays small.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
@@ -176,6 +176,19 @@ impl Embedder {
         }
         for (indices, vectors) in indices.into_iter().zip(vectors) {
             self.place(&mut out, indices, vectors)?;
+        }
+        // Weights or parameters that give NaN or infinity (a damaged or hostile file) are an
+        // error: a NaN must never reach a cosine, a score or a report.
+        if let Some(i) = out.iter().position(|v| !v.iter().all(|x| x.is_finite())) {
+            return Err(coded(
+                ErrorCode::BadModel,
+                format!(
+                    "the model gave non-finite values (NaN or infinity) for text {} of {}: its \
+                     weights or parameters are broken",
+                    i + 1,
+                    out.len()
+                ),
+            ));
         }
         Ok(out)
     }
