@@ -2,10 +2,12 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -27,9 +29,22 @@ pub fn pins(list: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The file's sha256 by the converter's own function (the one that pins model files).
 pub fn sha256_hex(path: &Path) -> std::io::Result<String> {
-    Ok(sr_bench::convert::sha256_hex(&std::fs::read(path)?))
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 /// `Err` with what is wrong and what to run when a file of `dir` does not have its pin in
