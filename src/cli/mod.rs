@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
 use crate::backend::{load_embedder_with_options, BackendKind};
@@ -112,6 +112,14 @@ enum Command {
         /// full: all 9,289 SR rows; quick: the ~1,000-row stratified sample.
         #[arg(long, default_value = "full")]
         split: Split,
+        /// Only these SR files, comma-separated (stsb, sickr, askubuntu, cqa, twitter, biosses;
+        /// default: all six). The avg column then averages the files evaluated, which is not
+        /// Table 4's average: `compare` leaves it out.
+        #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+        files: Vec<String>,
+        /// Leave out STS-B test (evaluated whole by default).
+        #[arg(long)]
+        no_stsb_test: bool,
         /// Also write the report as JSON to this file ("-" for stdout, table then goes to stderr).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -300,6 +308,8 @@ fn run(cli: Cli) -> Result<()> {
             model,
             data,
             split,
+            files,
+            no_stsb_test,
             json,
             baseline,
             backend,
@@ -308,9 +318,15 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let mut embedder = load_model(&model, backend, &load)?;
             embedder.set_batch_size(batch_size);
-            let stsb =
-                parse_data_file(&data, crate::eval::STSB_TEST_PATH, crate::eval::parse_stsb)?;
-            let plan = EvalPlan::new(sr_files(&data)?, Some(stsb), split)?;
+            let stsb = match no_stsb_test {
+                true => None,
+                false => Some(parse_data_file(
+                    &data,
+                    crate::eval::STSB_TEST_PATH,
+                    crate::eval::parse_stsb,
+                )?),
+            };
+            let plan = EvalPlan::new(some_sr_files(&data, &files)?, stsb, split)?;
             let report = evaluate(&embedder, plan, baseline)?;
             write_report(&report, json.as_deref())?;
         }
@@ -433,8 +449,24 @@ fn parse_data_file<T>(
 
 /// Reads and parses the six SR files from `<data>/sr/`.
 fn sr_files(data: &Path) -> Result<Vec<crate::eval::SrFile>> {
-    crate::eval::SR_FILES
-        .iter()
+    some_sr_files(data, &[])
+}
+
+/// The SR files named in `names` (all six when empty), each name checked before any read.
+fn some_sr_files(data: &Path, names: &[String]) -> Result<Vec<crate::eval::SrFile>> {
+    let known = crate::eval::SR_FILES;
+    if let Some(unknown) = names.iter().find(|n| !known.contains(&n.as_str())) {
+        bail!(
+            "unknown SR file '{unknown}' in --files: expected some of {}",
+            known.join(", ")
+        );
+    }
+    let names: Vec<&str> = match names {
+        [] => known.to_vec(),
+        names => names.iter().map(String::as_str).collect(),
+    };
+    names
+        .into_iter()
         .map(|name| {
             let path = data.join(crate::eval::sr_path(name));
             crate::eval::parse_sr(name, &read_file(&path)?)

@@ -3,7 +3,7 @@
 //! The CLI (`sr-bench compare`) prints [`compare_table`] or [`compare_csv`]; the page calls
 //! [`compare_rows`] / [`compare_csv`] through wasm for its compare view and CSV export.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -78,7 +78,10 @@ pub fn compare_row(report: &Value) -> Result<CompareRow> {
             })
             .collect::<Result<Vec<_>>>()?;
         let avg = format!("{base}.avg_spearman");
-        values.push(number(field(report, &avg)?, &avg)?);
+        let avg_value = number(field(report, &avg)?, &avg)?;
+        // A run of some files only (`eval --files`) averages those: not Table 4's avg.
+        let every_file = SR_FILES.iter().all(|file| results.get(file).is_some());
+        values.push(avg_value.filter(|_| every_file));
         Ok(values)
     };
     let structure = dimension(Dimension::Structure)?;
@@ -216,13 +219,18 @@ pub enum Cells {
     /// browser benchmarks' pool runs do): STS-B test is left out on purpose, never skipped
     /// silently.
     SrOnly,
+    /// The cells of what the run evaluated, for a run of some SR files (`eval --files`):
+    /// every cell of each file it has, the averages only when it has all six, STS-B test when
+    /// it ran it; an error when it has no SR cell at all.
+    Evaluated,
 }
 
 impl Cells {
-    fn stsb_test(self, want: Option<f64>) -> Option<f64> {
+    fn stsb_test(self, want: Option<f64>, row: &CompareRow) -> Option<f64> {
         match self {
             Cells::Every => want,
             Cells::SrOnly => None,
+            Cells::Evaluated => want.filter(|_| row.stsb_test_spearman.is_some()),
         }
     }
 }
@@ -248,7 +256,8 @@ pub fn check_against_reference(
     let cells = paired_cells(
         row,
         [&known(&want.structure), &known(&want.relation)],
-        cells.stsb_test(want.stsb_test),
+        cells.stsb_test(want.stsb_test, row),
+        cells == Cells::Evaluated,
     )?;
     Ok(ReferenceCheck {
         label: row.label.clone(),
@@ -277,7 +286,8 @@ pub fn check_against_report(
     let cells = paired_cells(
         row,
         [&reference.structure, &reference.relation],
-        cells.stsb_test(reference.stsb_test_spearman),
+        cells.stsb_test(reference.stsb_test_spearman, row),
+        cells == Cells::Evaluated,
     )?;
     anyhow::ensure!(
         !cells.is_empty(),
@@ -294,11 +304,13 @@ pub fn check_against_report(
 
 /// `(cell, row's value, wanted value)` for every cell where a value is wanted: per dimension
 /// the SR files in [`SR_FILES`] order, then `avg` (`want` as long as it goes), then STS-B test.
-/// An error when `row` lacks a wanted cell: none is skipped.
+/// An error when `row` lacks a wanted cell (none is skipped), unless `evaluated_only`: then
+/// the cells `row` lacks are left out, and an error when it has no SR cell.
 fn paired_cells(
     row: &CompareRow,
     [structure, relation]: [&[Option<f64>]; 2],
     stsb_test: Option<f64>,
+    evaluated_only: bool,
 ) -> Result<Vec<(String, f64, f64)>> {
     let names = SR_FILES.iter().copied().chain(["avg"]);
     let mut cells = Vec::new();
@@ -309,9 +321,16 @@ fn paired_cells(
         for ((name, got), want) in names.clone().zip(got).zip(want) {
             let cell = format!("{}/{name}", dimension.as_str());
             let Some(want) = want else { continue };
-            let got = got.ok_or_else(|| anyhow!("{}: no {cell} cell", row.label))?;
+            let got = match got {
+                Some(got) => *got,
+                None if evaluated_only => continue,
+                None => bail!("{}: no {cell} cell", row.label),
+            };
             cells.push((cell, got, *want));
         }
+    }
+    if evaluated_only && cells.is_empty() {
+        bail!("{}: no SR cell to compare", row.label);
     }
     if let Some(want) = stsb_test {
         let got = row
@@ -498,6 +517,37 @@ mod tests {
                 .unwrap();
         assert!(!check.passed(), "{}", check.table());
         assert!(check_against_reference(&row, "paper", 0.05, Cells::Every).is_err());
+    }
+
+    #[test]
+    fn a_run_of_some_files_has_no_table4_average_and_is_checked_on_what_it_ran() {
+        let mut partial = report("m", json!(17.84), Value::Null);
+        for dimension in ["structure", "relation"] {
+            let cells = partial["results"][dimension].as_object_mut().unwrap();
+            cells.retain(|k, _| k == "biosses" || k == "askubuntu" || k == "avg_spearman");
+        }
+        let row = compare_row(&partial).unwrap();
+        // askubuntu and biosses only; their own average is not Table 4's.
+        assert_eq!(row.structure[2], Some(2.25));
+        assert_eq!(
+            (row.structure[0], row.structure[6], row.relation[6]),
+            (None, None, None)
+        );
+        let ran = check_against_report(&row, &row, 0.01, Cells::Evaluated).unwrap();
+        assert_eq!(ran.cells.len(), 4, "{}", ran.table());
+        assert!(ran.passed());
+        // Against a run of all six: every cell is an error for it, what it ran passes.
+        let all = compare_row(&report("m", json!(17.84), json!({"spearman": 82.03}))).unwrap();
+        assert!(check_against_report(&row, &all, 0.01, Cells::Every).is_err());
+        let ran = check_against_report(&row, &all, 0.01, Cells::Evaluated).unwrap();
+        assert_eq!(ran.cells.len(), 4, "{}", ran.table());
+        assert!(ran.passed());
+        // A run without any SR cell has nothing to check.
+        let mut empty = row.clone();
+        empty.structure = vec![None; 7];
+        empty.relation = vec![None; 7];
+        let error = check_against_report(&empty, &row, 0.01, Cells::Evaluated).unwrap_err();
+        assert!(format!("{error:#}").contains("no SR cell"), "{error:#}");
     }
 
     #[test]
