@@ -24,20 +24,8 @@ fn sr_bench(args: &[&str]) -> (String, String) {
 
 #[test]
 fn eval_quick_writes_the_report_schema_and_reproduces_stsb_test() {
-    let model = common::model_path(MODEL, "q8_0");
-    let data = common::data_dir();
-    let (json, table) = sr_bench(&[
-        "eval",
-        "--model",
-        model.to_str().unwrap(),
-        "--data",
-        data.to_str().unwrap(),
-        "--split",
-        "quick",
-        "--json",
-        "-",
-    ]);
-    let report: Value = serde_json::from_str(&json).expect("stdout is the JSON report");
+    // `eval --split quick --json FILE` (shared with the other tests that read this report).
+    let report = common::quick_report_json(MODEL, "q8_0", "model");
     assert_eq!(report["model"], MODEL);
     assert_eq!(report["dtype"], "q8_0");
     assert_eq!(report["split"], "quick");
@@ -76,9 +64,59 @@ fn eval_quick_writes_the_report_schema_and_reproduces_stsb_test() {
         report.get("pairs").is_none(),
         "per-pair rows stay out of the CLI's JSON"
     );
+}
+
+/// `--json -`: the report on stdout, the table on stderr; `--files` and `--no-stsb-test` keep
+/// only what was asked (the quick split of one file alone takes its rows by the same rule:
+/// biosses' 88 rows are under the 1,000-row target, so all of them).
+#[test]
+fn eval_json_to_stdout_of_one_file_without_stsb_test() {
+    let model = common::model_path(MODEL, "q8_0");
+    let data = common::data_dir();
+    let (json, table) = sr_bench(&[
+        "eval",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--split",
+        "quick",
+        "--files",
+        "biosses",
+        "--no-stsb-test",
+        "--json",
+        "-",
+    ]);
+    let report: Value = serde_json::from_str(&json).expect("stdout is the JSON report");
+    for dim in ["structure", "relation"] {
+        let results = report["results"][dim].as_object().unwrap();
+        let mut keys: Vec<&str> = results.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["avg_spearman", "biosses"], "{dim}");
+        assert_eq!(results["biosses"]["n"], 88);
+    }
+    assert!(report["stsb_test"].is_null(), "{}", report["stsb_test"]);
     assert!(
-        table.contains("paper") && table.contains("avg"),
-        "the Table 4 layout goes to stderr with --json -"
+        table.contains("paper") && table.contains("biosses"),
+        "the Table 4 layout goes to stderr with --json -: {table}"
+    );
+}
+
+#[test]
+fn eval_names_an_unknown_sr_file() {
+    let data = common::data_dir();
+    let model = common::model_path(MODEL, "q8_0");
+    let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        .args(["eval", "--model", model.to_str().unwrap(), "--data"])
+        .arg(&data)
+        .args(["--files", "biosses,quora"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("unknown SR file 'quora'") && stderr.contains("askubuntu"),
+        "{stderr}"
     );
 }
 

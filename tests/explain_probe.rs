@@ -256,7 +256,8 @@ fn probe_layers_last_layer_equals_the_ordinary_quick_run() {
         "--model", model, "--data", data, "--split", "quick", "--json", "-",
     ];
     let probe = sr_bench(&[&["probe", "layers"], &common[..]].concat());
-    let report = sr_bench(&[&["eval"], &common[..]].concat());
+    // `eval --split quick --json` on the same file by the same binary.
+    let report = self::common::quick_report_json(MINILM, "q8_0", "model");
     assert_eq!(probe["model"], MINILM);
     assert_eq!(probe["dtype"], "q8_0");
     assert_eq!(probe["split"], "quick");

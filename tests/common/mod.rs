@@ -103,6 +103,57 @@ pub fn model_path(name: &str, dtype: &str) -> PathBuf {
     dir.join(file)
 }
 
+/// The path of the report of `sr-bench eval --split quick --json` on `name`'s `dtype` file (`encoder`:
+/// `model`, or `static` for the syntax-blind baseline), made once per build of the CLI and
+/// model file and read by every test that needs one (compare, the layer probe, the report
+/// schema): each run costs ~30 s on 2 cores. Kept under cargo's temp folder, named by the
+/// sha256 of the binary and of the model file (the data is pinned, [`data_dir`]).
+pub fn quick_report(name: &str, dtype: &str, encoder: &str) -> PathBuf {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _held = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = Path::new(env!("CARGO_BIN_EXE_sr-bench"));
+    let model = model_path(name, dtype);
+    let data = data_dir();
+    let short = |p: &Path| sha256_hex(p).expect("readable")[..16].to_string();
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "quick-{name}-{dtype}-{encoder}-{}-{}.json",
+        short(binary),
+        short(&model)
+    ));
+    if !path.exists() {
+        let partial = path.with_extension(format!("{}.part", std::process::id()));
+        let start = std::time::Instant::now();
+        let out = std::process::Command::new(binary)
+            .arg("eval")
+            .arg("--model")
+            .arg(&model)
+            .arg("--data")
+            .arg(&data)
+            .args(["--split", "quick", "--baseline", encoder, "--json"])
+            .arg(&partial)
+            .output()
+            .expect("sr-bench runs");
+        assert!(
+            out.status.success(),
+            "sr-bench eval failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::rename(&partial, &path).expect("the report moves into place");
+        println!(
+            "quick split of {name} {dtype} ({encoder}) evaluated in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    path
+}
+
+/// [`quick_report`], parsed.
+pub fn quick_report_json(name: &str, dtype: &str, encoder: &str) -> serde_json::Value {
+    let path = quick_report(name, dtype, encoder);
+    serde_json::from_slice(&std::fs::read(path).expect("the report is readable"))
+        .expect("the report is JSON")
+}
+
 /// A genuine llama.cpp file of MiniLM (`./build.sh fixtures`, llama.cpp's own converter), with
 /// the bytes pinned in tests/fixtures/llama-fixtures.sha256.
 pub fn llama_path(dtype: &str) -> PathBuf {
@@ -149,6 +200,30 @@ pub struct Fixture {
 pub struct FixtureItem {
     pub text: String,
     pub embedding: Vec<f32>,
+}
+
+impl Fixture {
+    /// The part of the fixture a gate test on a software GPU runs (lavapipe embeds MiniLM at
+    /// ~30 tokens/s on 2 cores, so the 82 texts with their 256-token batch take ~80 s a run):
+    /// the first `ordinary` sentences, every edge case (items 72–80: empty, one letter,
+    /// punctuation, accents, emoji, Czech, stray whitespace, tab and newline, numbers) and, if
+    /// `long`, the 300-word text truncated at max_seq_length (item 81). Order kept.
+    pub fn gate_sample(mut self, ordinary: usize, long: bool) -> Fixture {
+        assert_eq!(self.items.len(), 82, "the fixture's 82 texts");
+        assert!(
+            self.items[72].text.is_empty() && self.items[81].text.split(' ').count() > 256,
+            "items 72–81 are the edge cases and the long text"
+        );
+        let end = if long { 82 } else { 81 };
+        let edge: Vec<FixtureItem> = self.items.drain(72..end).collect();
+        self.items.truncate(ordinary.min(72));
+        self.items.extend(edge);
+        self
+    }
+
+    pub fn texts(&self) -> Vec<&str> {
+        self.items.iter().map(|i| i.text.as_str()).collect()
+    }
 }
 
 /// sentence-transformers' embeddings of 82 texts (copied from ../shared/reference).
