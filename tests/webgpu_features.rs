@@ -359,7 +359,7 @@ fn graph_activation_bytes(
 }
 
 /// MiniLM (gate) and MPNet (full tier), f32 and q8_0 files, with f16 and f32 activations
-/// against sentence-transformers over the 82 fixture texts (batches of 32), f16 against f32,
+/// against sentence-transformers over the fixture texts (all 82 or the gate sample, batches of 32), f16 against f32,
 /// the activation memory saved by f16, and the activation memory both ways for one sentence,
 /// where it must be exactly the buffers graph.rs creates.
 /// The gate: two ordinary sentences and the edge cases, 11 texts (four runs of all 82 on
