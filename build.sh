@@ -36,6 +36,7 @@ install_tools() {
     cargo install wasm-bindgen-cli --version "$want"   # not --locked: its lock pins a crate the registry lacks
   fi
   have wasm-pack || cargo install wasm-pack --locked
+  cargo nextest --version >/dev/null 2>&1 || cargo install cargo-nextest --locked
   local pkgs=()
   [ -x /usr/bin/chromium ] || pkgs+=(chromium)
   [ -x /usr/bin/chromedriver ] || pkgs+=(chromium-driver)
@@ -83,7 +84,7 @@ fetch_data() {
 
 # ---------------------------------------------------------------- build
 # `./build.sh test` builds the CLI with the test-only entry points of the library (`testing`,
-# which the CLI never calls), so `cargo test --features testing` reuses this build of the crate
+# which the CLI never calls), so `cargo nextest run --features testing` reuses this build of the crate
 # instead of compiling it once more; `./build.sh` and `./build.sh build` build it without.
 CLI_FEATURES=()
 build_cli() {
@@ -210,7 +211,7 @@ run_checks() {
 
 # Browser test binaries that run only in `./build.sh test full` (the long proofs on SwiftShader
 # and the memory measurement in a fresh instance). Native tests of the full tier are marked
-# `#[ignore = "full tier …"]`; the full tier runs them with `--include-ignored`.
+# `#[ignore = "full tier …"]`; the full tier runs them with `--run-ignored all`.
 FULL_ONLY_BROWSER=(browser_gpu_quick_split browser_gpu_models browser_mpnet_memory browser_quick_split)
 # Browser binaries that need the test-only entry points (`--features testing`, its own wasm32
 # build of the crate: the others reuse the build of www/pkg). The simd128 kernels' checks against
@@ -256,18 +257,19 @@ run_tests() {
   export SR_BENCH_DATA=$ROOT/data
   run_checks "$tier"
 
-  step "native tests (cargo test --release; tier: $tier)"
-  # --show-output: every passing test's measured figures stay in the log.
-  local native_args=(--show-output)
+  step "native tests (cargo nextest run --release; tier: $tier)"
+  # cargo-nextest (.config/nextest.toml): each test in its own process, two at a time across
+  # the binaries, slowest first, every passing test's measured figures in the log.
+  local native_args=()
   # (matmul_mode_throughput is a benchmark kept beside the parity tests, never a test.)
-  [ "$tier" = full ] && native_args+=(--include-ignored --skip matmul_mode_throughput)
+  [ "$tier" = full ] && native_args+=(--run-ignored all -E 'not test(matmul_mode_throughput)')
   # The native test files only: a browser test file built natively is an empty binary
   # (`#![cfg(target_arch = "wasm32")]`), and each costs a compile and a link.
   local native_tests=(--lib) f
   for f in tests/*.rs; do
     [[ $(basename "$f") == browser* ]] || native_tests+=(--test "$(basename "$f" .rs)")
   done
-  cargo test --release --features testing "${native_tests[@]}" -- "${native_args[@]}"
+  cargo nextest run --release --features testing "${native_tests[@]}" "${native_args[@]}"
   if [ "$tier" = full ]; then
     # The gate's fuzz once more with overflow checks and debug assertions on (every crate, so a
     # build of its own, ~20 min of CPU on 2 cores).

@@ -108,7 +108,7 @@ pub fn plan(architecture: &str, config: &EncoderConfig, safetensors: &[u8]) -> R
 /// Which on-disk format a tensor gets: linear weights and the token table are quantized,
 /// everything small (biases, LayerNorm, position tables) stays f32.
 pub fn storage_dtype(name: &str, shape: &[usize], target: GgmlDType) -> GgmlDType {
-    let is_matrix = shape.len() == 2 && shape[1] % target.block_size() == 0;
+    let is_matrix = shape.len() == 2 && shape[1].is_multiple_of(target.block_size());
     let is_linear = name.ends_with(".weight")
         && !name.starts_with("embeddings.")
         && !name.contains("relative_attention_bias");

@@ -60,7 +60,7 @@ impl EncoderConfig {
                 bail!("model config: {name} = {value} is outside {min}..={max}");
             }
         }
-        if self.hidden_size % self.num_attention_heads != 0 {
+        if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
             bail!(
                 "model config: hidden_size {} is not divisible by num_attention_heads {}",
                 self.hidden_size,

@@ -106,7 +106,7 @@ impl Evaluation {
         count: usize,
         embeddings: &[f32],
     ) -> Result<usize, JsValue> {
-        if count == 0 || embeddings.len() % count != 0 || embeddings.is_empty() {
+        if count == 0 || !embeddings.len().is_multiple_of(count) || embeddings.is_empty() {
             return Err(js_error_of(
                 ErrorCode::BadRequest,
                 format!(

@@ -109,8 +109,6 @@ pub fn model_path(name: &str, dtype: &str) -> PathBuf {
 /// schema): each run costs ~30 s on 2 cores. Kept under cargo's temp folder, named by the
 /// sha256 of the binary and of the model file (the data is pinned, [`data_dir`]).
 pub fn quick_report(name: &str, dtype: &str, encoder: &str) -> PathBuf {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    let _held = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let binary = Path::new(env!("CARGO_BIN_EXE_sr-bench"));
     let model = model_path(name, dtype);
     let data = data_dir();
@@ -120,6 +118,11 @@ pub fn quick_report(name: &str, dtype: &str, encoder: &str) -> PathBuf {
         short(binary),
         short(&model)
     ));
+    // One evaluation for all: the tests run in processes of their own (cargo-nextest), so the
+    // first takes an exclusive lock on the report's lock file and the others wait for it; the
+    // lock ends with the process that holds it, a crashed one included.
+    let lock = std::fs::File::create(path.with_extension("lock")).expect("the lock file opens");
+    lock.lock().expect("the lock file locks");
     if !path.exists() {
         let partial = path.with_extension(format!("{}.part", std::process::id()));
         let start = std::time::Instant::now();

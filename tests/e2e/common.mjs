@@ -145,6 +145,13 @@ export async function runBenchmarkInPage(page, split, timeout = RUN_TIMEOUT) {
   return msg;
 }
 
+/** Ticks the benchmark panel's Data choice: `files` (SR file names) and STS-B test or not. A run
+ * without STS-B test takes about half the time of the quick split's (STS-B test is 2,758 sentences). */
+export async function chooseData(page, { files = FILES, stsbTest = true } = {}) {
+  for (const f of FILES) await page.setChecked(`input[name="sr-file"][value="${f}"]`, files.includes(f));
+  await page.setChecked('#bench-stsb-test', stsbTest);
+}
+
 /** Asserts the results table and STS-B test equal the CLI's quick report (±0.01 on ×100 Spearman). */
 export async function assertQuickTableEquals(page, cli) {
   for (const dim of DIMS) {

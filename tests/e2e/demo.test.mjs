@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ACTIVE, ARTIFACTS, DIMS, FILES, PASSIVE, RUN_TIMEOUT, assertQuickTableEquals, expected, launchChromium, siteUrl,
+  ACTIVE, ARTIFACTS, DIMS, FILES, PASSIVE, RUN_TIMEOUT, assertQuickTableEquals, chooseData, cliJson, expected,
+  launchChromium, siteUrl,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -273,6 +274,36 @@ describe('sr-bench web demo', () => {
     assert.equal(await page.locator('#results-body .ref').count(), 0, 'no paper values beside the baseline');
     for (const dim of DIMS) assert.ok(Number.isFinite(await dataValue(`[data-cell="${dim}-avg"]`)));
     await page.selectOption('#encoder', 'model');
+  });
+
+  test('a run of one SR file without STS-B test equals `sr-bench eval --files biosses --no-stsb-test`', { timeout: RUN_TIMEOUT }, async (t) => {
+    const cli = cliJson(['eval', '--model', 'www/dist/models/all-MiniLM-L6-v2.q8_0.gguf', '--data', 'data',
+      '--split', 'quick', '--files', 'biosses', '--no-stsb-test']);
+    await chooseData(page, { files: ['biosses'], stsbTest: false });
+    await page.click('#run');
+    await waitRunIdle();
+    assert.match(await text('#run-msg'), /^Done/);
+    for (const dim of DIMS) {
+      for (const f of ['biosses', 'avg']) {
+        const got = await dataValue(`[data-cell="${dim}-${f}"]`);
+        const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
+        assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
+      }
+      for (const f of FILES.filter((x) => x !== 'biosses')) {
+        assert.equal(await text(`[data-cell="${dim}-${f}"] .v`), '—', `${dim}/${f}: not run`);
+      }
+      // Table 4's avg is over six files: the avg of one has no paper value beside it.
+      assert.equal(await page.locator(`[data-cell="${dim}-avg"] .ref`).count(), 0, `${dim}/avg: no paper value`);
+      assert.equal(await page.locator(`[data-cell="${dim}-biosses"] .ref`).count(), 1, `${dim}/biosses: the paper's value`);
+    }
+    assert.ok(Number.isNaN(await dataValue('#stsb-test-value')), 'no STS-B test');
+    assert.match(await text('#results-head'), /avg of 1/);
+    assert.match(await text('#results-caption'), /1 of 6 SR files \(biosses\).*no STS-B test/);
+    // Compare leaves the avg of a partial run empty, as `sr-bench compare` does.
+    const last = page.locator('#compare-body tr').filter({ has: page.locator('td[data-col="relation_avg"][data-value=""]') });
+    assert.equal(await last.count(), 1, 'one compare row without an avg: this run');
+    t.diagnostic(`biosses only: relation ${cli.results.relation.biosses.spearman}, CLI = page`);
+    await chooseData(page); // everything ticked again for the tests below
   });
 
   test('the URL holds the sentences and settings; a shared link restores them', { timeout: 60_000 }, async () => {

@@ -179,17 +179,29 @@ export function beginRun(engine, msg, what) {
   };
 }
 
-/** The benchmark's data files (DATA_PATHS order), fetched once per engine, with progress. */
-export async function fetchAllData(engine, baseUrl, { progress, checkCancel }) {
+/** The benchmark's data files (`paths`, by default all of DATA_PATHS, in that order), each
+ * fetched once per engine, with progress. */
+export async function fetchAllData(engine, baseUrl, { progress, checkCancel }, paths = DATA_PATHS) {
   const t0 = performance.now();
   const bytes = [];
-  for (let i = 0; i < DATA_PATHS.length; i++) {
-    progress('data', i, DATA_PATHS.length, 'files', performance.now() - t0);
-    bytes.push(await fetchData(engine, DATA_PATHS[i], baseUrl));
+  for (let i = 0; i < paths.length; i++) {
+    progress('data', i, paths.length, 'files', performance.now() - t0);
+    bytes.push(await fetchData(engine, paths[i], baseUrl));
     checkCancel();
   }
-  progress('data', DATA_PATHS.length, DATA_PATHS.length, 'files', performance.now() - t0);
+  progress('data', paths.length, paths.length, 'files', performance.now() - t0);
   return bytes;
+}
+
+/** The SR files a request names (all six when it names none), in SR_FILES order; an unknown
+ * name or an empty choice is a bad request (the page never sends one). */
+function chosenFiles(msg) {
+  if (msg.files === undefined) return [...SR_FILES];
+  const unknown = (msg.files || []).filter((f) => !SR_FILES.includes(f));
+  if (!Array.isArray(msg.files) || unknown.length || !msg.files.length) {
+    throw codedError(ERR.BAD_REQUEST, `files: expected some of ${SR_FILES.join(', ')}, got ${JSON.stringify(msg.files)}`);
+  }
+  return SR_FILES.filter((f) => msg.files.includes(f));
 }
 
 /** @returns {Promise<import('../shared/protocol.js').EvaluateResult>} */
@@ -202,11 +214,15 @@ export async function evaluate(engine, msg) {
   let ev = null;
   try {
     const t0 = performance.now();
-    const bytes = await fetchAllData(engine, msg.baseUrl, run);
+    // Some SR files only, and STS-B test or not (the benchmark panel's Data choice).
+    const files = chosenFiles(msg);
+    const stsbTest = msg.stsb_test !== false;
+    const paths = [...files.map((f) => DATA_PATHS[SR_FILES.indexOf(f)]), ...(stsbTest ? [DATA_PATHS[SR_FILES.length]] : [])];
+    const bytes = await fetchAllData(engine, msg.baseUrl, run, paths);
     const t1 = performance.now();
     ev = new Evaluation(msg.split, encoder); // a malformed file throws with code "data"
-    SR_FILES.forEach((f, i) => ev.add_sr_file(f, bytes[i]));
-    ev.set_stsb_test(bytes[SR_FILES.length]);
+    files.forEach((f, i) => ev.add_sr_file(f, bytes[i]));
+    if (stsbTest) ev.set_stsb_test(bytes[files.length]);
     const total = ev.prepare(model);
     const strategy = await chooseStrategy(engine, msg, model, encoder, progress);
     checkCancel();

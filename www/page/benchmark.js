@@ -1,7 +1,7 @@
 // @ts-check
 // Step 3, the benchmark: run (split, encoder) with progress, sentences/s and ETA; cancel.
 
-import { ERR, REQ } from '../shared/protocol.js';
+import { ERR, REQ, SR_FILES } from '../shared/protocol.js';
 import { $, formatDuration, nf0, setMessage } from './ui.js';
 import { BASE_URL } from './state.js';
 import { renderBackend } from './backend.js';
@@ -71,47 +71,69 @@ async function runProbes(state, probes, split, load) {
 }
 
 /** Why a run cannot start now, or null. */
-/** @param {PageState} state */
-function blocker(state) {
+/** @param {PageState} state @param {{files: string[]}} choice */
+function blocker(state, choice) {
   if (state.run) {
     const pct = state.run.total ? Math.floor((100 * state.run.done) / state.run.total) : 0;
     return `A benchmark is already running (${pct} % done). Cancel it first, or wait for it to finish.`;
   }
   if (state.loadingKey) return 'Wait for the model to finish loading, then run the benchmark.';
   if (!state.loaded) return 'Load a model first (step 1).';
+  if (!choice.files.length) return 'Tick at least one SR file under Data.';
   return null;
 }
 
-/** What the benchmark panel asks for: split, encoder and the ticked probes (the radio buttons' and
- * the select's values are the protocol's: index.html).
- * @returns {{split: EvaluateRequest['split'], encoder: EvaluateRequest['encoder'], probes: ReturnType<typeof tickedProbes>}} */
+/** "2 of 6 SR files (askubuntu, biosses), no STS-B test" for a run of part of the data; '' for all. */
+function dataNote({ files, stsb_test }) {
+  const parts = [];
+  if (files.length < SR_FILES.length) parts.push(`${files.length} of ${SR_FILES.length} SR files (${files.join(', ')})`);
+  if (!stsb_test) parts.push('no STS-B test');
+  return parts.join(', ');
+}
+
+/** @typedef {{split: EvaluateRequest['split'], encoder: EvaluateRequest['encoder'], files: string[],
+ *   stsb_test: boolean, probes: ReturnType<typeof tickedProbes>}} RunChoice */
+
+/** What the benchmark panel asks for: split, encoder, the ticked SR files (SR_FILES order) and
+ * STS-B test, and the ticked probes (the inputs' values are the protocol's: index.html).
+ * @returns {RunChoice} */
 function panelChoice() {
+  const ticked = [...document.querySelectorAll('input[name="sr-file"]:checked')].map((i) => /** @type {HTMLInputElement} */ (i).value);
   return {
     split: /** @type {EvaluateRequest['split']} */ (/** @type {HTMLInputElement} */ (document.querySelector('input[name="split"]:checked')).value),
     encoder: /** @type {EvaluateRequest['encoder']} */ ($('encoder').value),
+    files: SR_FILES.filter((f) => ticked.includes(f)),
+    stsb_test: /** @type {HTMLInputElement} */ ($('bench-stsb-test')).checked,
     probes: tickedProbes(),
   };
 }
 
+/** A plain run of the whole benchmark (the Lesson's). @param {EvaluateRequest['split']} split
+ * @returns {RunChoice} */
+export function wholeBenchmark(split) {
+  return { split, encoder: 'model', files: [...SR_FILES], stsb_test: true, probes: [] };
+}
+
 /** Runs `choice` (by default the panel's; the Lesson asks for a plain quick run of the model). */
-/** @param {PageState} state */
+/** @param {PageState} state @param {RunChoice} choice */
 export async function runBenchmark(state, choice = panelChoice()) {
   const msg = $('run-msg');
-  const why = blocker(state);
+  const why = blocker(state, choice);
   if (why) {
     setMessage(msg, why, 'warning');
     return;
   }
-  const { split, encoder, probes } = choice;
+  const { split, encoder, files, stsb_test, probes } = choice;
+  const note = dataNote(choice);
   const load = state.loaded;
   const bar = $('run-progress');
   const stats = $('run-stats');
   bar.hidden = false;
   bar.removeAttribute('value');
   stats.textContent = '';
-  setMessage(msg, `Running the ${split} split with ${encoder === 'static' ? 'the syntax-blind baseline of ' : ''}${load.info.name} · ${load.info.dtype}…`);
+  setMessage(msg, `Running the ${split} split${note ? ` (${note})` : ''} with ${encoder === 'static' ? 'the syntax-blind baseline of ' : ''}${load.info.name} · ${load.info.dtype}…`);
   const engine = state.engine;
-  const { id, promise } = engine.start(REQ.EVALUATE, { split, encoder, baseUrl: BASE_URL }, {
+  const { id, promise } = engine.start(REQ.EVALUATE, { split, encoder, files, stsb_test, baseUrl: BASE_URL }, {
     onProgress: (m) => { if (state.run && state.run.id === id) showProgress(state.run, m); },
     // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
     onNotice: (m) => {

@@ -12,6 +12,7 @@ import { SR_FILES, DIMENSIONS } from '../shared/protocol.js';
 import { createBars } from './charts.js';
 import { $, el, download, fmt2, setMessage } from './ui.js';
 import { modelSource } from './export.js';
+import { coversEveryFile } from './results.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -45,6 +46,7 @@ export function runRow(id, result) {
   const { report, timings, load } = result;
   const src = modelSource(load);
   const status = result.backend_status || load.backend_status;
+  const every = coversEveryFile(report);
   return {
     id,
     model: report.model,
@@ -55,13 +57,14 @@ export function runRow(id, result) {
     source: src.kind === 'local file' ? `local file ${src.file_name}` : 'site',
     sha256: src.sha256,
     finished: result.finished_at,
-    structure_avg: finite(report.results?.structure?.avg_spearman),
-    relation_avg: finite(report.results?.relation?.avg_spearman),
+    // The avg of some files only is not Table 4's: left empty, as `sr-bench compare` does.
+    structure_avg: every ? finite(report.results?.structure?.avg_spearman) : null,
+    relation_avg: every ? finite(report.results?.relation?.avg_spearman) : null,
     stsb_test_spearman: finite(report.stsb_test?.spearman),
     sentences_per_s: finite(timings.sentences_per_s),
     /** Spearman per SR file and the average, per dimension (the CSV's Table 4 columns). */
     cells: Object.fromEntries(DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => [`${dim}_${f}`,
-      finite(f === 'avg' ? report.results?.[dim]?.avg_spearman : report.results?.[dim]?.[f]?.spearman)]))),
+      finite(f === 'avg' ? (every ? report.results?.[dim]?.avg_spearman : null) : report.results?.[dim]?.[f]?.spearman)]))),
   };
 }
 

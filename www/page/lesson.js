@@ -10,7 +10,7 @@ import { $, el, fmt2, setMessage } from './ui.js';
 import { selectedEntry } from './state.js';
 import { loadModel } from './model-panel.js';
 import { renderHeatMap } from './heatmap.js';
-import { runBenchmark } from './benchmark.js';
+import { runBenchmark, wholeBenchmark } from './benchmark.js';
 import { STRIP_SEEDS } from './word-order.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
@@ -128,7 +128,7 @@ async function benchmarkResult(state, view) {
     if (state.run && state.run.total) view.status.textContent = `Running: ${state.run.done} of ${state.run.total} sentences…`;
   }, 250);
   try {
-    await runBenchmark(state, { split: 'quick', encoder: 'model', probes: [] });
+    await runBenchmark(state, wholeBenchmark('quick'));
   } finally {
     clearInterval(timer);
   }

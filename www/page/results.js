@@ -12,13 +12,25 @@ import { modelSource } from './export.js';
 /** Pairs shown in the mis-ranked list. */
 const MISRANKED_SHOWN = 10;
 
+/** The SR files a report has cells for (SR_FILES order): all six, or those a run of part of the
+ * data chose. */
+export function evaluatedFiles(report) {
+  return SR_FILES.filter((f) => DIMENSIONS.every((dim) => report.results?.[dim]?.[f]));
+}
+
+/** Whether the report covers all six SR files (only then is its avg Table 4's). */
+export const coversEveryFile = (report) => evaluatedFiles(report).length === SR_FILES.length;
+
 function caption(report, timings) {
   const paper = report.paper;
   const paperNote = paper
     ? (report.split === 'quick' ? ' · the paper\'s values are for the full benchmark: expect larger differences on the quick sample' : '')
     : report.encoder === 'static' ? ' · the paper has no values for the baseline' : ' · the paper reports no values for this model';
+  const files = evaluatedFiles(report);
+  const dataNote = (files.length < SR_FILES.length ? ` · ${files.length} of ${SR_FILES.length} SR files (${files.join(', ')}): ` +
+    'the avg is theirs, not Table 4\'s' : '') + (report.stsb_test ? '' : ' · no STS-B test');
   return `${report.model} · ${report.dtype} · split ${report.split} · ${nf0.format(timings.sentences)} sentences, ` +
-    `${formatDuration(timings.total_ms)}${paperNote}`;
+    `${formatDuration(timings.total_ms)}${dataNote}${paperNote}`;
 }
 
 /** One table cell: ours, the paper's and the difference; Pearson, CI and n on demand. */
@@ -26,7 +38,9 @@ function resultCell(report, dim, f) {
   const res = (report.results && report.results[dim]) || {};
   const cell = f === 'avg' ? { spearman: res.avg_spearman } : (res[f] || {});
   const ours = cell.spearman;
-  const ref = report.paper && report.paper[dim] ? report.paper[dim][f] : undefined;
+  // No comparison for a file the run left out, nor for the avg of some files only.
+  const compared = Number.isFinite(ours) && (f !== 'avg' || coversEveryFile(report));
+  const ref = compared && report.paper && report.paper[dim] ? report.paper[dim][f] : undefined;
   const td = el('td', { data: { cell: `${dim}-${f}`, value: Number.isFinite(ours) ? String(ours) : '' } });
   td.append(el('span', { class: 'v' }, fmt2(ours)));
   if (Number.isFinite(ref)) {
@@ -62,8 +76,10 @@ export function renderResults(state) {
   source.hidden = !source.textContent;
   source.dataset.sha256 = load.entry.local ? load.entry.sha256 : '';
 
+  const files = evaluatedFiles(report);
   $('results-head').replaceChildren(el('th', { scope: 'col' }, 'dimension'),
-    ...SR_FILES.map((f) => el('th', { scope: 'col' }, f)), el('th', { scope: 'col' }, 'avg'));
+    ...SR_FILES.map((f) => el('th', { scope: 'col' }, f)),
+    el('th', { scope: 'col' }, files.length < SR_FILES.length ? `avg of ${files.length}` : 'avg'));
   const body = $('results-body');
   body.replaceChildren();
   for (const dim of DIMENSIONS) {
@@ -77,12 +93,15 @@ export function renderResults(state) {
   stEl.value = Number.isFinite(st.spearman) ? String(st.spearman) : '';
   stEl.dataset.value = stEl.value;
   stEl.textContent = fmt2(st.spearman);
-  $('stsb-test-extra').textContent = Number.isFinite(st.pearson) ? `(Pearson ${fmt2(st.pearson)})` : '';
+  $('stsb-test-extra').textContent = Number.isFinite(st.pearson) ? `(Pearson ${fmt2(st.pearson)})`
+    : report.stsb_test ? '' : '(not run)';
 
-  const fileSel = $('plot-file');
+  const fileSel = /** @type {HTMLSelectElement} */ ($('plot-file'));
   if (!fileSel.options.length) {
     for (const f of SR_FILES) fileSel.append(el('option', { value: f }, f));
   }
+  // The scatter shows a file the run has.
+  if (files.length && !files.includes(fileSel.value)) fileSel.value = files[0];
   renderPlot(state);
 }
 

@@ -212,6 +212,8 @@ export const ERR = Object.freeze({
  * @property {number} id
  * @property {'quick'|'full'} split
  * @property {'model'|'static'} encoder  "static" = the syntax-blind baseline
+ * @property {string[]} [files]  some of SR_FILES (default: all six); the avg then averages these
+ * @property {boolean} [stsb_test]  score STS-B test too (default true)
  * @property {string} baseUrl
  * @property {number} [workers]  helper workers for the model (default 0: one per core, capped;
  *                               1: no pool, embed in the engine worker, one thread)

@@ -418,7 +418,8 @@ pub(crate) fn check_attention_shape(seq: usize, head_dim: usize) -> Result<()> {
     if seq > ATTENTION_MAX_SEQ {
         bail!("the GPU attention kernel handles up to {ATTENTION_MAX_SEQ} tokens, got {seq}");
     }
-    if head_dim == 0 || head_dim > ATTENTION_THREADS || ATTENTION_THREADS % head_dim != 0 {
+    if head_dim == 0 || head_dim > ATTENTION_THREADS || !ATTENTION_THREADS.is_multiple_of(head_dim)
+    {
         bail!("the GPU attention kernel needs a head size dividing {ATTENTION_THREADS}, got {head_dim}");
     }
     Ok(())

@@ -254,7 +254,7 @@ impl Host<'_> {
             dtypes.push(dtype);
         }
         let same = dtypes.iter().all(|d| *d == dtypes[0]);
-        let blocks = inp % 32 == 0;
+        let blocks = inp.is_multiple_of(32);
         let format = match dtypes[0] {
             GgmlDType::Q8_0 if same && blocks => WeightFormat::Q8_0,
             GgmlDType::Q4_0 if same && blocks => WeightFormat::Q4_0,
