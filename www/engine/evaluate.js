@@ -197,8 +197,7 @@ export async function fetchAllData(engine, baseUrl, { progress, checkCancel }, p
  * name or an empty choice is a bad request (the page never sends one). */
 function chosenFiles(msg) {
   if (msg.files === undefined) return [...SR_FILES];
-  const unknown = (msg.files || []).filter((f) => !SR_FILES.includes(f));
-  if (!Array.isArray(msg.files) || unknown.length || !msg.files.length) {
+  if (!Array.isArray(msg.files) || !msg.files.length || msg.files.some((f) => !SR_FILES.includes(f))) {
     throw codedError(ERR.BAD_REQUEST, `files: expected some of ${SR_FILES.join(', ')}, got ${JSON.stringify(msg.files)}`);
   }
   return SR_FILES.filter((f) => msg.files.includes(f));

@@ -46,7 +46,11 @@ export function runRow(id, result) {
   const { report, timings, load } = result;
   const src = modelSource(load);
   const status = result.backend_status || load.backend_status;
+  // The avg of some files only is not Table 4's: left empty, as `sr-bench compare` does.
   const every = coversEveryFile(report);
+  /** Spearman per SR file and the average, per dimension (the CSV's Table 4 columns). */
+  const cells = Object.fromEntries(DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => [`${dim}_${f}`,
+    finite(f === 'avg' ? (every ? report.results?.[dim]?.avg_spearman : null) : report.results?.[dim]?.[f]?.spearman)])));
   return {
     id,
     model: report.model,
@@ -57,14 +61,11 @@ export function runRow(id, result) {
     source: src.kind === 'local file' ? `local file ${src.file_name}` : 'site',
     sha256: src.sha256,
     finished: result.finished_at,
-    // The avg of some files only is not Table 4's: left empty, as `sr-bench compare` does.
-    structure_avg: every ? finite(report.results?.structure?.avg_spearman) : null,
-    relation_avg: every ? finite(report.results?.relation?.avg_spearman) : null,
+    structure_avg: cells.structure_avg,
+    relation_avg: cells.relation_avg,
     stsb_test_spearman: finite(report.stsb_test?.spearman),
     sentences_per_s: finite(timings.sentences_per_s),
-    /** Spearman per SR file and the average, per dimension (the CSV's Table 4 columns). */
-    cells: Object.fromEntries(DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => [`${dim}_${f}`,
-      finite(f === 'avg' ? (every ? report.results?.[dim]?.avg_spearman : null) : report.results?.[dim]?.[f]?.spearman)]))),
+    cells,
   };
 }
 
