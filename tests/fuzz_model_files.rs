@@ -1,5 +1,5 @@
 //! A model file a user brings is hostile input. Mutated and truncated versions of real files
-//! (ours and llama.cpp's, MiniLM and MPNet, f32, f16, q8_0, q4_0) go to the engine: every one
+//! (ours and llama.cpp's, MiniLM, MPNet and nomic-bert, f32, f16, q8_0, q4_0) go to the engine: every one
 //! must load or fail with a coded error, never panic, and no header field may make it allocate
 //! more than the file holds. Two passes:
 //! - headers, read as the page reads them before loading (`ModelFile::inspect`): bytes flipped,
@@ -36,6 +36,10 @@ const MPNET: &str = "all-mpnet-base-v2";
 
 fn ours() -> Vec<u8> {
     read(common::model_path(MINILM, "q8_0"))
+}
+
+fn nomic() -> Vec<u8> {
+    common::RandomEncoder::load("nomic-bert").bytes("q8_0")
 }
 
 fn llama() -> Vec<u8> {
@@ -358,6 +362,7 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("ours q8_0", &ours, 12, GATE_HEADERS),
         headers("ours q8_0 + alignment", &aligned, 56, GATE_HEADERS),
         headers("llama.cpp q8_0", &llama, 34, GATE_HEADERS),
+        headers("nomic-bert q8_0", &nomic(), 35, GATE_HEADERS),
         whole_files("ours q8_0", ours, 1, GATE_MINILM),
         whole_files("llama.cpp q8_0", llama, 2, GATE_LLAMA),
         whole_files(
@@ -378,17 +383,20 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
             5,
             GATE_SMALL,
         ),
+        whole_files("nomic-bert q8_0", nomic(), 6, GATE_NOMIC),
     ];
     let total = finish("gate", &parts, start);
     assert!(total.tried >= 3_000, "{} cases", total.tried);
     assert!(parts.iter().all(|t| t.parsed > 0));
-    assert!(parts[3..].iter().all(|t| t.embedded > 0));
+    assert!(parts[4..].iter().all(|t| t.embedded > 0));
 }
 
 /// Whole-file cases of the gate (MiniLM q8_0, llama.cpp q8_0, each of the others).
 const GATE_MINILM: usize = 120;
 const GATE_LLAMA: usize = 60;
 const GATE_SMALL: usize = 15;
+/// nomic-bert's random checkpoint is small (3 layers of 128): more of its files fit.
+const GATE_NOMIC: usize = 60;
 
 /// The full tier: more than 1,000 whole files, on every kind of file (other seeds than the
 /// gate's).
@@ -402,6 +410,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("ours q8_0", &ours, 112, FULL_HEADERS),
         headers("ours q8_0 + alignment", &aligned, 156, FULL_HEADERS),
         headers("llama.cpp q8_0", &llama, 134, FULL_HEADERS),
+        headers("nomic-bert q8_0", &nomic(), 135, FULL_HEADERS),
         whole_files("ours q8_0", ours, 11, 1_000),
         whole_files("llama.cpp q8_0", llama, 12, 800),
         whole_files(
@@ -424,6 +433,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
             60,
         ),
         whole_files("ours f32", read(common::model_path(MINILM, "f32")), 17, 30),
+        whole_files("nomic-bert q8_0", nomic(), 18, 300),
     ];
     let total = finish("full", &parts, start);
     assert!(total.tried >= 10_000, "{} cases", total.tried);
@@ -513,10 +523,46 @@ fn crafted_files_name_their_problem() {
             crafted::set_metadata(&ours, "srbench.max_seq_length", Value::U32(4096)),
             "max sequence length 4096 is outside",
         ),
+        (
+            "a causal nomic-bert",
+            crafted::set_metadata(&nomic(), "nomic-bert.attention.causal", Value::Bool(true)),
+            "a causal nomic-bert model",
+        ),
+        (
+            "nomic-bert without its rotary base",
+            crafted::drop_metadata(&nomic(), "nomic-bert.rope.freq_base"),
+            "missing metadata 'nomic-bert.rope.freq_base'",
+        ),
+        (
+            "a nomic-bert fused QKV of the wrong height",
+            crafted::with_tensor_dims(&nomic(), "blk.2.attn_qkv.weight", [128, 256]),
+            "'blk.2.attn_qkv.weight' has shape [256, 128], the config says [384, 128]",
+        ),
     ];
     for (what, bytes, expected) in cases {
         let (code, msg, _) = load_error(&bytes);
         assert_eq!(code, ErrorCode::BadModel, "{what}: {msg}");
+        assert!(msg.contains(expected), "{what}: {msg}");
+    }
+    // Architectures and vocabularies we do not run are named, with what we do run.
+    for (what, bytes, expected) in [
+        (
+            "nomic-bert-moe",
+            crafted::set_metadata(
+                &nomic(),
+                "general.architecture",
+                Value::String("nomic-bert-moe".into()),
+            ),
+            "'nomic-bert-moe': the embedding models we run are bert, nomic-bert",
+        ),
+        (
+            "a SentencePiece vocabulary",
+            crafted::set_metadata(&nomic(), "tokenizer.ggml.model", Value::String("t5".into())),
+            "a 't5' vocabulary: only WordPiece ('bert')",
+        ),
+    ] {
+        let (code, msg, _) = load_error(&bytes);
+        assert_eq!(code, ErrorCode::UnsupportedArchitecture, "{what}: {msg}");
         assert!(msg.contains(expected), "{what}: {msg}");
     }
 }
@@ -532,6 +578,9 @@ fn every_shipped_and_llama_cpp_file_passes_the_checks() {
         "tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf",
         "tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.f32.gguf",
         "tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.f16.gguf",
+        "tests/artifacts/llama/nomic-bert.q8_0.gguf",
+        "tests/artifacts/llama/nomic-bert.f16.gguf",
+        "tests/artifacts/llama/nomic-bert.f32.gguf",
     ] {
         let file = std::fs::File::open(common::root().join(path)).unwrap();
         let total = file.metadata().unwrap().len() as usize;

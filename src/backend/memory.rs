@@ -4,11 +4,14 @@
 use serde::Deserialize;
 
 use super::MatmulMode;
-use crate::model::{ModelInfo, BATCH_TOKENS_PER_MAX_SEQ};
+use crate::model::{ffn_matrices, ModelInfo, BATCH_TOKENS_PER_MAX_SEQ};
 
 /// The parts of [`ModelInfo`] the estimate reads (the page may pass `Model.info()` as it is).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ModelShape {
+    /// nomic-bert's feed-forward has a third matrix (its gate); others have two.
+    #[serde(default)]
+    pub architecture: String,
     pub dtype: String,
     pub dim: usize,
     pub num_layers: usize,
@@ -26,6 +29,7 @@ fn default_heads() -> usize {
 impl From<&ModelInfo> for ModelShape {
     fn from(info: &ModelInfo) -> Self {
         Self {
+            architecture: info.architecture.clone(),
             dtype: info.dtype.clone(),
             dim: info.dim,
             num_layers: info.num_layers,
@@ -54,7 +58,7 @@ const BYTES_PER_ATTENDED_POSITION: usize = 4 * 3;
 /// `Batching::for_model` allows (8 × `max_seq_length` padded tokens).
 pub fn estimate_worker_bytes(shape: &ModelShape) -> u64 {
     let (h, i, layers) = (shape.dim, shape.intermediate_size, shape.num_layers);
-    let linear_params = layers * (4 * h * h + 2 * h * i);
+    let linear_params = layers * (4 * h * h + ffn_matrices(&shape.architecture) * h * i);
     let dense_f32 = 4 * linear_params;
     let file_part = (shape.file_bytes as f64 * FILE_OVERHEAD) as u64;
     let unpacked = if dense_f32 <= MatmulMode::DENSE_LIMIT_BYTES {
@@ -78,6 +82,7 @@ mod tests {
 
     fn shape(dtype: &str, dim: usize, layers: usize, max_seq: usize, bytes: usize) -> ModelShape {
         ModelShape {
+            architecture: "bert".into(),
             dtype: dtype.into(),
             dim,
             num_layers: layers,

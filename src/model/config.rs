@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-/// Hyper-parameters shared by BERT-like encoders (BERT, MPNet).
+/// Hyper-parameters shared by BERT-like encoders (BERT, MPNet, nomic-bert).
 #[derive(Debug, Clone, Deserialize)]
 pub struct EncoderConfig {
     pub vocab_size: usize,
@@ -23,6 +23,10 @@ pub struct EncoderConfig {
     /// MPNet: number of relative-position buckets.
     #[serde(default)]
     pub relative_attention_num_buckets: Option<usize>,
+    /// The rotary position base (nomic-bert): queries and keys are rotated by position
+    /// instead of a position table being added to the embeddings.
+    #[serde(default)]
+    pub rope_theta: Option<f64>,
 }
 
 fn default_act() -> String {
@@ -67,10 +71,42 @@ impl EncoderConfig {
                 self.num_attention_heads
             );
         }
-        if self.hidden_act != "gelu" {
+        if !["gelu", "swiglu"].contains(&self.hidden_act.as_str()) {
             bail!(
-                "model config: unsupported activation '{}' (only gelu)",
+                "model config: unsupported activation '{}' (gelu or swiglu)",
                 self.hidden_act
+            );
+        }
+        if let Some(theta) = self.rope_theta {
+            if !(theta.is_finite() && theta > 1.0 && self.head_dim().is_multiple_of(2)) {
+                bail!(
+                    "model config: rotary positions need a base above 1 and an even head size \
+                     (base {theta}, head size {})",
+                    self.head_dim()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The parts `architecture` is built of must be the ones this config names: BERT and MPNet
+    /// have a GELU feed-forward and a position table, nomic-bert a SwiGLU one and rotary
+    /// positions (anything else would run the wrong arithmetic without an error).
+    pub fn check_architecture(&self, architecture: &str) -> Result<()> {
+        let (act, rotary) = match architecture {
+            "nomic-bert" => ("swiglu", true),
+            _ => ("gelu", false),
+        };
+        if self.hidden_act != act {
+            bail!(
+                "model config: a {architecture} model has a {act} feed-forward, the file says '{}'",
+                self.hidden_act
+            );
+        }
+        if self.rope_theta.is_some() != rotary {
+            bail!(
+                "model config: a {architecture} model {} rotary positions",
+                if rotary { "needs" } else { "has no" }
             );
         }
         Ok(())

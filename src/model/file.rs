@@ -11,6 +11,7 @@ use candle_core::Device;
 use serde::Serialize;
 
 use super::metadata::Metadata;
+use super::tensor_names::{self as names, GatedLayerNames};
 use super::{gguf_check, llama, tensor_shapes, EncoderConfig};
 use crate::error::{coded, ErrorCode, ResultExt};
 
@@ -104,9 +105,9 @@ impl ModelInfo {
     }
 
     /// Floating-point operations (2 per multiply-add) of one forward pass over `batch` rows
-    /// padded to `seq_len` tokens, BERT and MPNet alike: per layer and token the linear
-    /// layers (Q, K, V, output: 4·d², FFN in and out: 2·d·ff multiply-adds) and the
-    /// attention's two products (2·seq_len·d). Embeddings, LayerNorm, softmax and pooling
+    /// padded to `seq_len` tokens: per layer and token the linear layers (Q, K, V, output:
+    /// 4·d², FFN in and out: 2·d·ff multiply-adds, 3·d·ff with a gate) and the attention's
+    /// two products (2·seq_len·d). Embeddings, norms, softmax, rotary positions and pooling
     /// are left out: benchmarks divide by time to show how close the matmuls run to a peak.
     pub fn forward_flops(&self, batch: usize, seq_len: usize) -> f64 {
         let (d, ff, t) = (
@@ -114,7 +115,8 @@ impl ModelInfo {
             self.intermediate_size as f64,
             seq_len as f64,
         );
-        let per_token = 4.0 * d * d + 2.0 * d * ff + 2.0 * t * d;
+        let ffn = super::ffn_matrices(&self.architecture) as f64;
+        let per_token = 4.0 * d * d + ffn * d * ff + 2.0 * t * d;
         2.0 * per_token * self.num_layers as f64 * batch as f64 * t
     }
 }
@@ -185,7 +187,7 @@ impl Header {
                 let d = llama::describe(&meta)?;
                 let info = ModelInfo {
                     name: d.name,
-                    architecture: "bert".into(),
+                    architecture: d.architecture,
                     dtype: String::new(),
                     dim: d.config.hidden_size,
                     num_layers: d.config.num_hidden_layers,
@@ -232,8 +234,14 @@ impl Header {
             info.max_seq_length,
             |hf| layout.file_name(hf),
         )?;
+        config.check_architecture(&info.architecture)?;
         if layout == Layout::LlamaCpp {
-            let probe = layout.file_name("encoder.layer.0.attention.self.query.weight");
+            // The first layer's first projection: its type is the file's.
+            let probe = if info.architecture == "nomic-bert" {
+                names::weight(&GatedLayerNames::nomic_bert(0).qkv)
+            } else {
+                layout.file_name("encoder.layer.0.attention.self.query.weight")
+            };
             let weight = content
                 .tensor_infos
                 .get(&probe)
@@ -400,5 +408,12 @@ mod tests {
             |t: usize| minilm.forward_flops(1, t) - t as f64 * minilm.forward_flops(1, 1);
         assert_eq!(attention(10), 2.0 * 6.0 * 2.0 * 384.0 * (100.0 - 10.0));
         assert_eq!(info(0, 0, 12).forward_flops(8, 128), 0.0);
+        // A gated feed-forward (nomic-bert's SwiGLU) has a third matrix: 4·d² + 3·d·ff.
+        let nomic = ModelInfo {
+            architecture: "nomic-bert".into(),
+            ..info(384, 1536, 6)
+        };
+        let gated = 4.0 * 384.0 * 384.0 + 3.0 * 384.0 * 1536.0 + 2.0 * 384.0;
+        assert_eq!(nomic.forward_flops(1, 1), 2.0 * 6.0 * gated);
     }
 }

@@ -1,7 +1,8 @@
-//! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert`): their
-//! hyper-parameters under `bert.*`, tensors named `token_embd`, `blk.N.attn_q`, …, and the
-//! vocabulary as `tokenizer.ggml.*` in llama.cpp's "phantom space" spelling. Read into the same
-//! [`EncoderConfig`] and tokenizer JSON as our own files, so every backend runs them unchanged.
+//! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert` or
+//! `nomic-bert`): their hyper-parameters under `<architecture>.*`, tensors named `token_embd`,
+//! `blk.N.attn_q`, …, and the vocabulary as `tokenizer.ggml.*` in llama.cpp's "phantom space"
+//! spelling. Read into the same [`EncoderConfig`] and tokenizer JSON as our own files; a
+//! `bert` file runs on every backend unchanged.
 
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value as Json};
@@ -20,9 +21,15 @@ pub(super) fn is_llama_file(meta: &Metadata) -> bool {
     meta.text("general.architecture").is_ok() && meta.get("tokenizer.ggml.model").is_some()
 }
 
+/// The llama.cpp architectures we run (`general.architecture`), each with the vocabulary
+/// (`tokenizer.ggml.model`) its files carry.
+pub const ARCHITECTURES: [&str; 2] = ["bert", "nomic-bert"];
+
 /// What a llama.cpp file says about the model.
 pub(super) struct Described {
     pub name: String,
+    /// `bert` or `nomic-bert` (one of [`ARCHITECTURES`]).
+    pub architecture: String,
     pub config: EncoderConfig,
     pub pooling: String,
     pub tokenizer_json: String,
@@ -30,16 +37,30 @@ pub(super) struct Described {
 
 pub(super) fn describe(meta: &Metadata) -> Result<Described> {
     let architecture = meta.text("general.architecture")?;
-    if architecture != "bert" {
+    if !ARCHITECTURES.contains(&architecture.as_str()) {
         return Err(coded(
             ErrorCode::UnsupportedArchitecture,
             format!(
-                "llama.cpp file with architecture '{architecture}': only 'bert' embedding \
-                 models are supported (MiniLM, bge, e5, gte, arctic-embed …)"
+                "llama.cpp file with architecture '{architecture}': the embedding models we run \
+                 are {} (MiniLM, bge, e5, gte, arctic-embed, nomic-embed-text …)",
+                ARCHITECTURES.join(", ")
             ),
         ));
     }
-    let key = |k: &str| format!("bert.{k}");
+    let vocabulary = meta.text("tokenizer.ggml.model")?;
+    if vocabulary != "bert" {
+        return Err(coded(
+            ErrorCode::UnsupportedArchitecture,
+            format!(
+                "llama.cpp file with a '{vocabulary}' vocabulary: only WordPiece ('bert') \
+                 vocabularies are read so far"
+            ),
+        ));
+    }
+    let key = |k: &str| format!("{architecture}.{k}");
+    if meta.bool(&key("attention.causal")).unwrap_or(false) {
+        bail!("llama.cpp file: a causal {architecture} model is not a sentence encoder we run");
+    }
     let tokens = meta.strings("tokenizer.ggml.tokens")?;
     let types = meta.integers("tokenizer.ggml.token_type")?;
     if tokens.len() != types.len() {
@@ -49,13 +70,14 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
             types.len()
         );
     }
+    let nomic = architecture == "nomic-bert";
     let config = EncoderConfig {
         vocab_size: tokens.len(),
         hidden_size: meta.size(&key("embedding_length"))?,
         num_hidden_layers: meta.size(&key("block_count"))?,
         num_attention_heads: meta.size(&key("attention.head_count"))?,
         intermediate_size: meta.size(&key("feed_forward_length"))?,
-        hidden_act: "gelu".into(),
+        hidden_act: if nomic { "swiglu" } else { "gelu" }.into(),
         max_position_embeddings: meta.size(&key("context_length"))?,
         type_vocab_size: meta.size("tokenizer.ggml.token_type_count").unwrap_or(2),
         layer_norm_eps: meta
@@ -63,6 +85,11 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
             .unwrap_or(1e-12),
         pad_token_id: meta.size("tokenizer.ggml.padding_token_id").unwrap_or(0),
         relative_attention_num_buckets: None,
+        rope_theta: if nomic {
+            Some(meta.float(&key("rope.freq_base"))?)
+        } else {
+            None
+        },
     };
     config.check()?;
     // llama.cpp's enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank.
@@ -98,7 +125,8 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
     Ok(Described {
         name: meta
             .text("general.name")
-            .unwrap_or_else(|_| "llama.cpp BERT model".into()),
+            .unwrap_or_else(|_| format!("llama.cpp {architecture} model")),
+        architecture,
         config,
         pooling: pooling.into(),
         tokenizer_json,

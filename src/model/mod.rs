@@ -128,6 +128,20 @@ impl std::str::FromStr for Pooling {
     }
 }
 
+/// The architectures the engine runs (`general.architecture`; nomic-bert from llama.cpp's
+/// files only).
+pub const ARCHITECTURES: [&str; 3] = ["bert", "mpnet", "nomic-bert"];
+
+/// The feed-forward's matrices per layer: in and out, and a gate in the gated ones (nomic-bert's
+/// SwiGLU). What the FLOP counts and memory estimates multiply by.
+pub fn ffn_matrices(architecture: &str) -> usize {
+    if architecture == "nomic-bert" {
+        3
+    } else {
+        2
+    }
+}
+
 /// Every tensor an encoder of `architecture` reads, by Hugging Face name (what a converted file
 /// must hold; BERT's token type table included).
 pub fn expected_tensor_names(architecture: &str, config: &EncoderConfig) -> Vec<String> {

@@ -1,5 +1,6 @@
-//! The Hugging Face tensor names of the encoders' weights, spelled once for the model file's
-//! checks, the converter and every backend (the CPU's BERT and MPNet, the GPU's BERT). The word embeddings are
+//! The tensor names of the encoders' weights, spelled once for the model file's checks, the
+//! converter and every backend: Hugging Face's for BERT and MPNet (a llama.cpp file's are mapped
+//! to them), llama.cpp's own for the architectures only its files bring. The word embeddings are
 //! [`crate::model::WORD_EMBEDDINGS`]. Linear and LayerNorm entries are prefixes: the tensors
 //! are `<prefix>.weight` and `<prefix>.bias`.
 
@@ -96,6 +97,39 @@ impl LayerNames {
                 "output.LayerNorm",
             ],
         )
+    }
+}
+
+/// The prefixes of one layer with a fused QKV projection and a gated feed-forward, by
+/// llama.cpp name (the architectures only llama.cpp's files bring): the linear layers have no
+/// bias, the norms are LayerNorms with one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatedLayerNames {
+    /// `[3·hidden, hidden]`: queries, keys and values stacked in that order.
+    pub qkv: String,
+    pub attention_out: String,
+    pub attention_norm: String,
+    /// Feed-forward in, multiplied by the activated gate.
+    pub up: String,
+    pub gate: String,
+    /// Feed-forward out.
+    pub down: String,
+    pub output_norm: String,
+}
+
+impl GatedLayerNames {
+    /// nomic-bert's layer `i` (post-norm like BERT: the norms follow each residual sum).
+    pub fn nomic_bert(i: usize) -> Self {
+        let at = |part: &str| format!("blk.{i}.{part}");
+        Self {
+            qkv: at("attn_qkv"),
+            attention_out: at("attn_output"),
+            attention_norm: at("attn_output_norm"),
+            up: at("ffn_up"),
+            gate: at("ffn_gate"),
+            down: at("ffn_down"),
+            output_norm: at("layer_output_norm"),
+        }
     }
 }
 

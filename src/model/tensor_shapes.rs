@@ -5,13 +5,16 @@
 use anyhow::{bail, Result};
 use candle_core::quantized::gguf_file::Content;
 
-use super::tensor_names::{self as names, LayerNames};
+use super::tensor_names::{self as names, GatedLayerNames, LayerNames};
 use super::{EncoderConfig, WORD_EMBEDDINGS};
 
 /// The tensors an encoder of `architecture` reads, by Hugging Face name, with the shape the
 /// config gives them (`[rows, columns]` as PyTorch writes a linear layer: `[out, in]`); the
 /// token type table (BERT) is not among them: its row count is the file's.
 pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
+    if architecture == "nomic-bert" {
+        return gated_shapes(c, GatedLayerNames::nomic_bert);
+    }
     let (h, inner) = (c.hidden_size, c.intermediate_size);
     let mut shapes = vec![
         (WORD_EMBEDDINGS.to_string(), vec![c.vocab_size, h]),
@@ -45,6 +48,35 @@ pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(Str
             names::RELATIVE_ATTENTION_BIAS.into(),
             vec![buckets, c.num_attention_heads],
         ));
+    }
+    shapes
+}
+
+/// An encoder of fused-QKV, gated feed-forward layers (named by `layer`): no position table
+/// (rotary positions), no biases but the norms'.
+fn gated_shapes(
+    c: &EncoderConfig,
+    layer: fn(usize) -> GatedLayerNames,
+) -> Vec<(String, Vec<usize>)> {
+    let (h, inner) = (c.hidden_size, c.intermediate_size);
+    let mut shapes = vec![(WORD_EMBEDDINGS.to_string(), vec![c.vocab_size, h])];
+    let mut norms = vec![names::EMBEDDINGS_NORM.to_string()];
+    for i in 0..c.num_hidden_layers {
+        let l = layer(i);
+        for (prefix, out, input) in [
+            (&l.qkv, 3 * h, h),
+            (&l.attention_out, h, h),
+            (&l.up, inner, h),
+            (&l.gate, inner, h),
+            (&l.down, h, inner),
+        ] {
+            shapes.push((names::weight(prefix), vec![out, input]));
+        }
+        norms.extend([l.attention_norm, l.output_norm]);
+    }
+    for prefix in norms {
+        shapes.push((names::weight(&prefix), vec![h]));
+        shapes.push((names::bias(&prefix), vec![h]));
     }
     shapes
 }

@@ -168,6 +168,66 @@ pub fn llama_path(dtype: &str) -> PathBuf {
     dir.join(file)
 }
 
+/// A random-initialised checkpoint of `architecture` converted by llama.cpp's converter, with
+/// transformers' embeddings of the fixture texts (`./build.sh fixtures`,
+/// tests/reference/random_encoders.py).
+#[derive(Deserialize)]
+pub struct RandomEncoder {
+    pub architecture: String,
+    /// By dtype: the file's name and the sha256 it had when the reference was made.
+    pub files: BTreeMap<String, RandomEncoderFile>,
+    pub items: Vec<RandomEncoderItem>,
+}
+
+#[derive(Deserialize)]
+pub struct RandomEncoderFile {
+    pub file: String,
+    pub sha256: String,
+}
+
+#[derive(Deserialize)]
+pub struct RandomEncoderItem {
+    pub text: String,
+    /// The model's own tokenizer's ids (transformers' `AutoTokenizer`).
+    pub ids: Vec<u32>,
+    pub embedding: Vec<f32>,
+}
+
+impl RandomEncoder {
+    /// The reference of `architecture` (`nomic-bert`, …).
+    pub fn load(architecture: &str) -> Self {
+        let path = root()
+            .join("tests/artifacts/llama")
+            .join(format!("{architecture}.reference.json"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (./build.sh fixtures makes the random checkpoints)",
+                path.display()
+            )
+        });
+        serde_json::from_slice(&bytes).expect("the reference is JSON")
+    }
+
+    /// The `dtype` file's bytes, refused unless they are the bytes the reference was made
+    /// from (a stale pair would compare two different models).
+    pub fn bytes(&self, dtype: &str) -> Vec<u8> {
+        let entry = &self.files[dtype];
+        let path = root().join("tests/artifacts/llama").join(&entry.file);
+        let sha = sha256_hex(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            sha,
+            entry.sha256,
+            "{} is not the file its reference was made from: run ./build.sh fixtures",
+            path.display()
+        );
+        std::fs::read(path).unwrap()
+    }
+
+    pub fn texts(&self) -> Vec<&str> {
+        self.items.iter().map(|i| i.text.as_str()).collect()
+    }
+}
+
 /// A pinned wheel from the wheel cache build.sh fills (`.cache/wheels`), sha256-checked. Tests
 /// never download: a missing wheel fails with the command that fetches it. (Native only: the
 /// converter is not in the wasm32 build, which clippy checks these files for.)

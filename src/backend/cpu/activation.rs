@@ -13,6 +13,24 @@ pub fn gelu_erf_in_place(values: &mut [f32]) {
     }
 }
 
+/// The activation of a gated feed-forward's gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateActivation {
+    /// SwiGLU (nomic-bert): `silu(g) = g / (1 + e^−g)`.
+    Silu,
+}
+
+/// `up ← act(gate) ⊙ up`, element by element (the two halves of a gated feed-forward).
+pub fn gate_in_place(up: &mut [f32], gate: &[f32], act: GateActivation) {
+    match act {
+        // A very negative gate gives e^−g = ∞ and g/∞ = −0, as SiLU's limit.
+        GateActivation::Silu => up
+            .iter_mut()
+            .zip(gate)
+            .for_each(|(u, &g)| *u *= g / (1.0 + (-g).exp())),
+    }
+}
+
 /// erf by Abramowitz & Stegun 7.1.28: `1 − 1/(1 + a₁x + … + a₆x⁶)¹⁶` for x ≥ 0, odd symmetry
 /// for x < 0. Only multiplies, adds and one division: no exp, no branch. The formula is within
 /// 3·10⁻⁷; in f32 the 16th power multiplies the polynomial's rounding by 16, so ≤ 2·10⁻⁶ (near

@@ -3,8 +3,9 @@
 
 use anyhow::Result;
 use candle_core::quantized::QMatMul;
-use candle_core::{DType, Tensor};
+use candle_core::Tensor;
 
+use super::blocks::{attention, run_layers, split_heads};
 use super::weights::{LayerNorm, Linear, Weights};
 use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, LayerNames};
@@ -48,7 +49,6 @@ pub struct Bert {
     embeddings: Embeddings,
     layers: Vec<Layer>,
     heads: usize,
-    head_dim: usize,
 }
 
 impl Bert {
@@ -69,42 +69,29 @@ impl Bert {
             embeddings,
             layers,
             heads: cfg.num_attention_heads,
-            head_dim: cfg.head_dim(),
         })
     }
 
     /// Last hidden states `[batch, seq, hidden]`; `visit` sees every layer's (0 = embeddings).
     pub fn forward(&self, ids: &Tensor, mask: &Tensor, visit: LayerVisitor) -> Result<Tensor> {
-        let (b, t) = ids.dims2()?;
+        let t = ids.dim(1)?;
         let e = &self.embeddings;
         let x = e.words.embedding(ids)?;
         let x = x
             .broadcast_add(&e.positions.narrow(0, 0, t)?)?
             .broadcast_add(&e.token_type0)?;
-        let mut x = e.norm.forward(&x)?;
-        visit(0, &x)?;
-        // Additive mask [batch, 1, 1, seq]: 0 for tokens, a large negative for padding.
-        let bias = ((mask.to_dtype(DType::F32)? - 1.0)? * 1e9)?.reshape((b, 1, 1, t))?;
-        for (i, layer) in self.layers.iter().enumerate() {
-            x = self.layer_forward(layer, &x, &bias)?;
-            visit(i + 1, &x)?;
-        }
-        Ok(x)
+        let x = e.norm.forward(&x)?;
+        run_layers(x, mask, &self.layers, visit, |l, x, bias| {
+            self.layer_forward(l, x, bias)
+        })
     }
 
     fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> Result<Tensor> {
-        let (b, t, h) = x.dims3()?;
-        let split_heads = |y: Tensor| -> Result<Tensor> {
-            Ok(y.reshape((b, t, self.heads, self.head_dim))?
-                .transpose(1, 2)?
-                .contiguous()?)
-        };
-        let q = split_heads(l.query.forward(x)?)?;
-        let k = split_heads(l.key.forward(x)?)?;
-        let v = split_heads(l.value.forward(x)?)?;
-        let scores = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?.broadcast_add(bias)?;
-        let probs = super::activation::softmax_last_dim(&scores)?;
-        let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
+        let heads = |y: Tensor| split_heads(&y, self.heads);
+        let q = heads(l.query.forward(x)?)?;
+        let k = heads(l.key.forward(x)?)?;
+        let v = heads(l.value.forward(x)?)?;
+        let context = attention(&q, &k, &v, bias)?;
         let x = l
             .attention_norm
             .forward(&(l.attention_out.forward(&context)? + x)?)?;

@@ -3,11 +3,13 @@
 
 mod activation;
 mod bert;
+mod blocks;
 pub mod gemm;
 /// The kernels' checks against an f64 reference: for the unit tests and the browser tests.
 #[cfg(any(test, feature = "testing"))]
 pub mod kernel_check;
 mod mpnet;
+mod nomic_bert;
 pub use mpnet::relative_position_bucket;
 pub(crate) use mpnet::{relative_bias_by_distance, relative_buckets};
 #[cfg(feature = "bench")]
@@ -108,9 +110,16 @@ fn build(
             transformer: mpnet::MpNet::load(weights, config, word_embeddings)?,
             pooling,
         })),
+        "nomic-bert" => Ok(Box::new(CpuEncoder {
+            transformer: nomic_bert::NomicBert::load(weights, config, word_embeddings)?,
+            pooling,
+        })),
         other => Err(coded(
             ErrorCode::UnsupportedArchitecture,
-            format!("model file: unsupported architecture '{other}' (supported: bert, mpnet)"),
+            format!(
+                "model file: unsupported architecture '{other}' (supported: {})",
+                crate::model::ARCHITECTURES.join(", ")
+            ),
         )),
     }
 }

@@ -44,9 +44,20 @@ impl<'a> Weights<'a> {
         Ok(self.file.tensor(name)?.dequantize(&Device::Cpu)?)
     }
 
+    /// `<prefix>.weight` and `<prefix>.bias`.
     pub fn linear(&self, prefix: &str) -> Result<Linear> {
+        self.linear_with(prefix, true)
+    }
+
+    /// `<prefix>.weight` alone (nomic-bert's layers have no biases).
+    pub fn linear_no_bias(&self, prefix: &str) -> Result<Linear> {
+        self.linear_with(prefix, false)
+    }
+
+    fn linear_with(&self, prefix: &str, has_bias: bool) -> Result<Linear> {
         let name = format!("{prefix}.weight");
         let weight = self.file.tensor(&name)?;
+        let rows = weight.shape().dims()[0];
         let weight = match (self.matmul, &self.shared) {
             // Whatever its dtype, the weight then takes no memory beyond the file's bytes.
             (MatmulMode::UnpackPerProduct, Some(file)) => LinearWeight::InFile {
@@ -73,8 +84,14 @@ impl<'a> Weights<'a> {
                 LinearWeight::Dense(QMatMul::Tensor(weight.dequantize(&Device::Cpu)?))
             }
         };
-        let bias = self.tensor(&format!("{prefix}.bias"))?;
-        let bias_values = bias.to_vec1()?;
+        let (bias, bias_values) = if has_bias {
+            let bias = self.tensor(&format!("{prefix}.bias"))?;
+            let values = bias.to_vec1()?;
+            (Some(bias), values)
+        } else {
+            // Our kernels add a bias as they store each row: zeros cost nothing there.
+            (None, vec![0.0; rows])
+        };
         Ok(Linear {
             weight,
             bias,
@@ -109,11 +126,11 @@ enum LinearWeight {
     Quant(QuantPackedWeight),
 }
 
-/// `y = x·Wᵀ + b`; W quantized (q8_0, q4_0) or f32.
+/// `y = x·Wᵀ + b`; W quantized (q8_0, q4_0) or f32; no `b` for a layer without bias.
 pub struct Linear {
     weight: LinearWeight,
-    bias: Tensor,
-    /// The bias as a slice, for the packed kernel.
+    bias: Option<Tensor>,
+    /// The bias as a slice (zeros without one), for the packed kernel.
     bias_values: Vec<f32>,
 }
 
@@ -159,7 +176,11 @@ impl Linear {
         let (b, t, k) = x.dims3()?;
         let y = w.forward(&x.reshape((b * t, k))?)?;
         let n = y.dim(1)?;
-        let y = y.broadcast_add(&self.bias)?.reshape((b, t, n))?;
+        let y = match &self.bias {
+            Some(bias) => y.broadcast_add(bias)?,
+            None => y,
+        }
+        .reshape((b, t, n))?;
         if !gelu {
             return Ok(y);
         }

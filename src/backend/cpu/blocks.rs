@@ -1,0 +1,165 @@
+//! The parts encoders share beyond BERT's own: scaled dot-product attention over an additive
+//! mask, rotary positions (RoPE) and the gated feed-forward. Written once, used by every
+//! architecture that has them.
+
+use anyhow::Result;
+use candle_core::{DType, Device, Tensor};
+
+use super::activation::{gate_in_place, softmax_last_dim, GateActivation};
+use super::weights::Linear;
+use super::LayerVisitor;
+
+/// `softmax(q·kᵀ/√d + bias)·v` over heads: `q`, `k`, `v` are `[batch, heads, seq, head_dim]`,
+/// `bias` broadcasts to the scores (`[batch, 1, 1, seq]`: 0 for tokens, −10⁹ for padding).
+/// Returns `[batch, seq, heads·head_dim]`.
+pub fn attention(q: &Tensor, k: &Tensor, v: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    let (b, heads, t, d) = q.dims4()?;
+    let scores = (q.matmul(&k.t()?)? / (d as f64).sqrt())?.broadcast_add(bias)?;
+    let probs = softmax_last_dim(&scores)?;
+    Ok(probs
+        .matmul(v)?
+        .transpose(1, 2)?
+        .reshape((b, t, heads * d))?)
+}
+
+/// The attention mask `[batch, seq]` (1 token, 0 padding) as the additive bias
+/// [`attention`] takes: `[batch, 1, 1, seq]`, 0 for tokens, a large negative for padding.
+pub fn padding_bias(mask: &Tensor) -> Result<Tensor> {
+    let (b, t) = mask.dims2()?;
+    Ok(((mask.to_dtype(DType::F32)? - 1.0)? * 1e9)?.reshape((b, 1, 1, t))?)
+}
+
+/// Runs `layers` (each through `forward(layer, states, bias)`) over the embedding output `x`,
+/// showing `visit` every layer's states (0 = the embeddings); the last layer's are returned.
+pub fn run_layers<L>(
+    mut x: Tensor,
+    mask: &Tensor,
+    layers: &[L],
+    visit: LayerVisitor,
+    forward: impl Fn(&L, &Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    visit(0, &x)?;
+    let bias = padding_bias(mask)?;
+    for (i, layer) in layers.iter().enumerate() {
+        x = forward(layer, &x, &bias)?;
+        visit(i + 1, &x)?;
+    }
+    Ok(x)
+}
+
+/// `[batch, seq, heads·head_dim]` → `[batch, heads, seq, head_dim]` (contiguous).
+pub fn split_heads(x: &Tensor, heads: usize) -> Result<Tensor> {
+    let (b, t, h) = x.dims3()?;
+    Ok(x.reshape((b, t, heads, h / heads))?
+        .transpose(1, 2)?
+        .contiguous()?)
+}
+
+/// Rotary position embedding, the "rotate half" form (GPT-NeoX's, transformers'
+/// `rotate_half`): dimension `i` of the first half turns with `i + d/2` by position × θᵢ,
+/// θᵢ = base^(−2i/d).
+pub struct Rope {
+    /// `[positions, head_dim / 2]`.
+    cos: Tensor,
+    sin: Tensor,
+}
+
+impl Rope {
+    /// The tables for positions `0..positions`, computed in f32 as transformers does (its
+    /// `inv_freq` and angles are f32), so long positions round as the reference's do.
+    pub fn new(head_dim: usize, base: f64, positions: usize) -> Result<Self> {
+        let half = head_dim / 2;
+        let inv_freq: Vec<f32> = (0..half)
+            .map(|i| 1.0 / (base as f32).powf((2 * i) as f32 / head_dim as f32))
+            .collect();
+        let angles: Vec<f32> = (0..positions)
+            .flat_map(|p| inv_freq.iter().map(move |f| p as f32 * f))
+            .collect();
+        let table = |f: fn(f32) -> f32| {
+            Tensor::from_vec(
+                angles.iter().map(|&a| f(a)).collect::<Vec<_>>(),
+                (positions, half),
+                &Device::Cpu,
+            )
+        };
+        Ok(Self {
+            cos: table(f32::cos)?,
+            sin: table(f32::sin)?,
+        })
+    }
+
+    /// `x`: `[batch, heads, seq, head_dim]`, rotated by each token's position.
+    pub fn apply(&self, x: &Tensor) -> Result<Tensor> {
+        let t = x.dim(2)?;
+        Ok(candle_nn::rotary_emb::rope(
+            &x.contiguous()?,
+            &self.cos.narrow(0, 0, t)?,
+            &self.sin.narrow(0, 0, t)?,
+        )?)
+    }
+}
+
+/// `down(act(gate(x)) ⊙ up(x))` (SwiGLU, GeGLU).
+pub struct GatedFfn {
+    pub up: Linear,
+    pub gate: Linear,
+    pub down: Linear,
+    pub act: GateActivation,
+}
+
+impl GatedFfn {
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let up = self.up.forward(x)?;
+        let gate = self.gate.forward(x)?;
+        let shape = up.shape().clone();
+        let mut values = up.flatten_all()?.to_vec1::<f32>()?;
+        gate_in_place(&mut values, &gate.flatten_all()?.to_vec1()?, self.act);
+        self.down
+            .forward(&Tensor::from_vec(values, shape, &Device::Cpu)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Position 0 leaves a vector as it is; position p turns the pair (i, i + d/2) by p·θᵢ.
+    #[test]
+    fn rope_turns_each_half_pair_by_its_angle() {
+        let (d, base) = (4, 100.0);
+        let rope = Rope::new(d, base, 3).unwrap();
+        let x = Tensor::new(&[1f32, 2., 3., 4.], &Device::Cpu)
+            .unwrap()
+            .reshape((1, 1, 1, d))
+            .unwrap();
+        let x3 = x.repeat((1, 1, 3, 1)).unwrap();
+        let y: Vec<Vec<f32>> = rope
+            .apply(&x3)
+            .unwrap()
+            .squeeze(0)
+            .unwrap()
+            .squeeze(0)
+            .unwrap()
+            .to_vec2()
+            .unwrap();
+        assert_eq!(y[0], [1., 2., 3., 4.]);
+        for (p, row) in y.iter().enumerate() {
+            for i in 0..d / 2 {
+                let theta = p as f64 * base.powf(-(2.0 * i as f64) / d as f64);
+                let (a, b) = ([1., 2.][i], [3., 4.][i]);
+                let want = [
+                    a * theta.cos() - b * theta.sin(),
+                    b * theta.cos() + a * theta.sin(),
+                ];
+                assert!(
+                    (row[i] as f64 - want[0]).abs() < 1e-5,
+                    "p {p} i {i}: {row:?}"
+                );
+                assert!(
+                    (row[i + d / 2] as f64 - want[1]).abs() < 1e-5,
+                    "p {p} i {i}: {row:?}"
+                );
+            }
+        }
+    }
+}

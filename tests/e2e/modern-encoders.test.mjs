@@ -1,0 +1,89 @@
+// End-to-end test of an architecture beyond BERT in the page: the random nomic-bert checkpoint
+// (build.sh fixtures: transformers' NomicBertModel converted by llama.cpp's converter) picked
+// with the file input, as a user drops nomic-embed-text: its info, a pair's cosine and the quick
+// split equal the native CLI's on the same file.
+//
+//   SR_BENCH_URL=http://127.0.0.1:PORT/  (the site, served by `sr-bench serve --dir www/dist`)
+//   SR_BENCH_CLI=path/to/sr-bench        (the figures the page must show, on the same file)
+//   node --test tests/e2e/modern-encoders.test.mjs
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  ACTIVE, DIMS, FILES, PASSIVE, ROOT, RUN_TIMEOUT, chooseData, cliJson, cliPath, dataValue, launchChromium,
+  scorePair, siteUrl, watchErrors,
+} from './common.mjs';
+
+const BASE = siteUrl();
+const CLI = cliPath();
+const NOMIC = path.join(ROOT, 'tests/artifacts/llama/nomic-bert.q8_0.gguf');
+if (!fs.existsSync(NOMIC)) throw new Error(`${NOMIC} is missing: run ./build.sh fixtures`);
+
+describe('a nomic-bert file from this computer', () => {
+  /** @type {import('playwright-core').Browser} */
+  let browser;
+  /** @type {import('playwright-core').Page} */
+  let page;
+  const errors = [];
+  const infoValue = (field) => page.getAttribute(`#local-info-body tr[data-field="${field}"]`, 'data-value');
+
+  before(async () => {
+    browser = await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    watchErrors(context, errors);
+    page = await context.newPage();
+    await page.goto(BASE);
+    await page.waitForSelector('#model-select:not([disabled])');
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+  });
+
+  test('picked with the file input: the page describes it, then loads it', { timeout: 180_000 }, async () => {
+    await page.setInputFiles('#local-file', NOMIC);
+    await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
+    assert.equal(await infoValue('architecture'), 'nomic-bert');
+    assert.equal(await infoValue('dtype'), 'q8_0');
+    assert.equal(await infoValue('dim'), '128');
+    assert.equal(await infoValue('num_layers'), '3');
+    assert.equal(await infoValue('max_seq_length'), '2048', 'the converter\'s trained positions');
+    await page.click('#local-load');
+    await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
+      document.getElementById('model-active').textContent.includes('local file'), null, { timeout: 180_000 });
+    assert.match(await page.textContent('#model-status'), /local file nomic-bert\.q8_0\.gguf/);
+  });
+
+  test('a pair\'s cosine equals the CLI\'s on the same file', { timeout: 120_000 }, async (t) => {
+    const page_ = await scorePair(page, ACTIVE, PASSIVE);
+    const cli = Number(execFileSync(CLI, ['similarity', '--model', NOMIC, ACTIVE, PASSIVE], { encoding: 'utf8' }));
+    assert.ok(Math.abs(page_ - cli) <= 1e-5, `browser ${page_} vs CLI ${cli}`);
+    t.diagnostic(`nomic-bert q8_0, active/passive: browser ${page_}, CLI ${cli}`);
+  });
+
+  test('the quick split equals `sr-bench eval --split quick --no-stsb-test` cell by cell', { timeout: RUN_TIMEOUT }, async (t) => {
+    await page.check('input[name="split"][value="quick"]');
+    await chooseData(page, { stsbTest: false });
+    await page.selectOption('#encoder', 'model');
+    const t0 = Date.now();
+    await page.click('#run');
+    await page.waitForFunction(() => document.body.dataset.run === 'idle' &&
+      /^Done/.test(document.getElementById('run-msg').textContent), null, { timeout: RUN_TIMEOUT });
+    const ms = Date.now() - t0;
+    const cli = cliJson(['eval', '--model', NOMIC, '--split', 'quick', '--no-stsb-test']);
+    let worst = 0;
+    for (const dim of DIMS) {
+      for (const f of [...FILES, 'avg']) {
+        const got = await dataValue(page, `[data-cell="${dim}-${f}"]`);
+        const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
+        assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
+        worst = Math.max(worst, Math.abs(got - want));
+      }
+    }
+    t.diagnostic(`nomic-bert q8_0 quick split in the page: ${ms} ms; max |Δ| vs the CLI ${worst.toFixed(3)}`);
+    assert.deepEqual(errors, []);
+  });
+});
