@@ -114,3 +114,11 @@ fn nomic_bert_q8_0_matches_transformers() {
     // 0.99924 fails) holds here too.
     assert!(min >= 0.9993, "{min} on {text:?}");
 }
+
+#[test]
+fn nomic_bert_q4_0_matches_transformers() {
+    let (min, text) = min_cosine(&RandomEncoder::load("nomic-bert"), "q4_0");
+    // measured 0.8704761 (4-bit weights; MiniLM's q4_0 gives 0.876); the shipped models' q4_0
+    // margin of 0.01 below it.
+    assert!(min >= 0.860, "{min} on {text:?}");
+}

