@@ -57,44 +57,54 @@ pub fn split_heads(x: &Tensor, heads: usize) -> Result<Tensor> {
 
 /// Rotary position embedding, the "rotate half" form (GPT-NeoX's, transformers'
 /// `rotate_half`): dimension `i` of the first half turns with `i + d/2` by position × θᵢ,
-/// θᵢ = base^(−2i/d).
+/// θᵢ = base^(−2i/d). The angle tables are made per forward pass for the batch's length only:
+/// a file's position count never sizes an allocation.
 pub struct Rope {
-    /// `[positions, head_dim / 2]`.
+    /// θᵢ, computed in f32 as transformers does (its `inv_freq` and angles are f32), so long
+    /// positions round as the reference's do.
+    inv_freq: Vec<f32>,
+}
+
+/// The cosines and sines of positions `0..seq` (`[seq, head_dim / 2]` each).
+pub struct RopeTables {
     cos: Tensor,
     sin: Tensor,
 }
 
 impl Rope {
-    /// The tables for positions `0..positions`, computed in f32 as transformers does (its
-    /// `inv_freq` and angles are f32), so long positions round as the reference's do.
-    pub fn new(head_dim: usize, base: f64, positions: usize) -> Result<Self> {
-        let half = head_dim / 2;
-        let inv_freq: Vec<f32> = (0..half)
+    pub fn new(head_dim: usize, base: f64) -> Self {
+        let inv_freq = (0..head_dim / 2)
             .map(|i| 1.0 / (base as f32).powf((2 * i) as f32 / head_dim as f32))
             .collect();
-        let angles: Vec<f32> = (0..positions)
-            .flat_map(|p| inv_freq.iter().map(move |f| p as f32 * f))
+        Self { inv_freq }
+    }
+
+    pub fn tables(&self, seq: usize) -> Result<RopeTables> {
+        let half = self.inv_freq.len();
+        let angles: Vec<f32> = (0..seq)
+            .flat_map(|p| self.inv_freq.iter().map(move |f| p as f32 * f))
             .collect();
         let table = |f: fn(f32) -> f32| {
             Tensor::from_vec(
                 angles.iter().map(|&a| f(a)).collect::<Vec<_>>(),
-                (positions, half),
+                (seq, half),
                 &Device::Cpu,
             )
         };
-        Ok(Self {
+        Ok(RopeTables {
             cos: table(f32::cos)?,
             sin: table(f32::sin)?,
         })
     }
+}
 
+impl RopeTables {
     /// `x`: `[batch, heads, seq, head_dim]`, rotated by each token's position.
     pub fn apply(&self, x: &Tensor) -> Result<Tensor> {
-        let t = x.dim(2)?;
         Ok(candle_nn::rotary_emb::rope(
             &x.contiguous()?,
-            &self.cos.narrow(0, 0, t)?,
-            &self.sin.narrow(0, 0, t)?,
+            &self.cos,
+            &self.sin,
         )?)
     }
 }
@@ -127,7 +137,7 @@ mod tests {
     #[test]
     fn rope_turns_each_half_pair_by_its_angle() {
         let (d, base) = (4, 100.0);
-        let rope = Rope::new(d, base, 3).unwrap();
+        let rope = Rope::new(d, base).tables(3).unwrap();
         let x = Tensor::new(&[1f32, 2., 3., 4.], &Device::Cpu)
             .unwrap()
             .reshape((1, 1, 1, d))

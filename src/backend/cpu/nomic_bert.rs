@@ -7,7 +7,7 @@ use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
 use super::activation::GateActivation;
-use super::blocks::{attention, run_layers, split_heads, GatedFfn, Rope};
+use super::blocks::{attention, run_layers, split_heads, GatedFfn, Rope, RopeTables};
 use super::weights::{LayerNorm, Linear, Weights};
 use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, GatedLayerNames};
@@ -62,7 +62,7 @@ impl NomicBert {
             token_type0: w.tensor(names::TOKEN_TYPE_EMBEDDINGS)?.get(0)?,
             embeddings_norm: w.layer_norm(names::EMBEDDINGS_NORM, eps)?,
             layers,
-            rope: Rope::new(cfg.head_dim(), theta, cfg.max_position_embeddings)?,
+            rope: Rope::new(cfg.head_dim(), theta),
             heads: cfg.num_attention_heads,
         })
     }
@@ -74,17 +74,24 @@ impl NomicBert {
             .embedding(ids)?
             .broadcast_add(&self.token_type0)?;
         let x = self.embeddings_norm.forward(&x)?;
+        let rope = self.rope.tables(ids.dim(1)?)?;
         run_layers(x, mask, &self.layers, visit, |l, x, bias| {
-            self.layer_forward(l, x, bias)
+            self.layer_forward(l, x, bias, &rope)
         })
     }
 
-    fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    fn layer_forward(
+        &self,
+        l: &Layer,
+        x: &Tensor,
+        bias: &Tensor,
+        rope: &RopeTables,
+    ) -> Result<Tensor> {
         let h = x.dim(2)?;
         let qkv = l.qkv.forward(x)?;
         let part = |i: usize| split_heads(&qkv.narrow(2, i * h, h)?, self.heads);
-        let q = self.rope.apply(&part(0)?)?;
-        let k = self.rope.apply(&part(1)?)?;
+        let q = rope.apply(&part(0)?)?;
+        let k = rope.apply(&part(1)?)?;
         let context = attention(&q, &k, &part(2)?, bias)?;
         let x = l
             .attention_norm
