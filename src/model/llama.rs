@@ -21,8 +21,8 @@ pub(super) fn is_llama_file(meta: &Metadata) -> bool {
     meta.text("general.architecture").is_ok() && meta.get("tokenizer.ggml.model").is_some()
 }
 
-/// The llama.cpp architectures we run (`general.architecture`), each with the vocabulary
-/// (`tokenizer.ggml.model`) its files carry.
+/// The llama.cpp architectures we run (`general.architecture`); their files must carry a
+/// WordPiece vocabulary (`tokenizer.ggml.model = bert`).
 pub const ARCHITECTURES: [&str; 2] = ["bert", "nomic-bert"];
 
 /// What a llama.cpp file says about the model.

@@ -213,14 +213,18 @@ impl RandomEncoder {
     pub fn bytes(&self, dtype: &str) -> Vec<u8> {
         let entry = &self.files[dtype];
         let path = root().join("tests/artifacts/llama").join(&entry.file);
-        let sha = sha256_hex(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let sha: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(
             sha,
             entry.sha256,
             "{} is not the file its reference was made from: run ./build.sh fixtures",
             path.display()
         );
-        std::fs::read(path).unwrap()
+        bytes
     }
 
     pub fn texts(&self) -> Vec<&str> {
