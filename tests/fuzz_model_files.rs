@@ -1,7 +1,7 @@
 //! A model file a user brings is hostile input. Mutated and truncated versions of real files
-//! (ours and llama.cpp's, MiniLM, MPNet and nomic-bert, f32, f16, q8_0, q4_0) go to the engine: every one
-//! must load or fail with a coded error, never panic, and no header field may make it allocate
-//! more than the file holds. Two passes:
+//! (ours and llama.cpp's, MiniLM, MPNet, nomic-bert and ModernBERT, f32, f16, q8_0, q4_0) go to
+//! the engine: every one must load or fail with a coded error, never panic, and no header field
+//! may make it allocate more than the file holds. Two passes:
 //! - headers, read as the page reads them before loading (`ModelFile::inspect`): bytes flipped,
 //!   lengths inflated, cut short;
 //! - whole files (`crafted::Base::mutate`, shared with the browser test): the embedded
@@ -36,6 +36,10 @@ const MPNET: &str = "all-mpnet-base-v2";
 
 fn ours() -> Vec<u8> {
     read(common::model_path(MINILM, "q8_0"))
+}
+
+fn modern() -> Vec<u8> {
+    common::RandomEncoder::load("modern-bert").bytes("q8_0")
 }
 
 fn nomic() -> Vec<u8> {
@@ -363,6 +367,7 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("ours q8_0 + alignment", &aligned, 56, GATE_HEADERS),
         headers("llama.cpp q8_0", &llama, 34, GATE_HEADERS),
         headers("nomic-bert q8_0", &nomic(), 35, GATE_HEADERS),
+        headers("modern-bert q8_0", &modern(), 36, GATE_HEADERS),
         whole_files("ours q8_0", ours, 1, GATE_MINILM),
         whole_files("llama.cpp q8_0", llama, 2, GATE_LLAMA),
         whole_files(
@@ -384,18 +389,20 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
             GATE_SMALL,
         ),
         whole_files("nomic-bert q8_0", nomic(), 6, GATE_NOMIC),
+        whole_files("modern-bert q8_0", modern(), 7, GATE_NOMIC),
     ];
     let total = finish("gate", &parts, start);
     assert!(total.tried >= 3_000, "{} cases", total.tried);
     assert!(parts.iter().all(|t| t.parsed > 0));
-    assert!(parts[4..].iter().all(|t| t.embedded > 0));
+    assert!(parts[5..].iter().all(|t| t.embedded > 0));
 }
 
 /// Whole-file cases of the gate (MiniLM q8_0, llama.cpp q8_0, each of the others).
 const GATE_MINILM: usize = 120;
 const GATE_LLAMA: usize = 60;
 const GATE_SMALL: usize = 15;
-/// nomic-bert's random checkpoint is small (3 layers of 128): more of its files fit.
+/// The random nomic-bert and ModernBERT checkpoints are small (3–4 layers of 128): more of
+/// their files fit.
 const GATE_NOMIC: usize = 60;
 
 /// The full tier: more than 1,000 whole files, on every kind of file (other seeds than the
@@ -411,6 +418,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("ours q8_0 + alignment", &aligned, 156, FULL_HEADERS),
         headers("llama.cpp q8_0", &llama, 134, FULL_HEADERS),
         headers("nomic-bert q8_0", &nomic(), 135, FULL_HEADERS),
+        headers("modern-bert q8_0", &modern(), 136, FULL_HEADERS),
         whole_files("ours q8_0", ours, 11, 1_000),
         whole_files("llama.cpp q8_0", llama, 12, 800),
         whole_files(
@@ -434,6 +442,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         ),
         whole_files("ours f32", read(common::model_path(MINILM, "f32")), 17, 30),
         whole_files("nomic-bert q8_0", nomic(), 18, 300),
+        whole_files("modern-bert q8_0", modern(), 19, 300),
     ];
     let total = finish("full", &parts, start);
     assert!(total.tried >= 10_000, "{} cases", total.tried);
@@ -538,6 +547,61 @@ fn crafted_files_name_their_problem() {
             crafted::with_tensor_dims(&nomic(), "blk.2.attn_qkv.weight", [128, 256]),
             "'blk.2.attn_qkv.weight' has shape [256, 128], the config says [384, 128]",
         ),
+        (
+            "a ModernBERT feed-forward input of one half only",
+            crafted::with_tensor_dims(&modern(), "blk.1.ffn_up.weight", [128, 256]),
+            "'blk.1.ffn_up.weight' has shape [256, 128], the config says [512, 128]",
+        ),
+        (
+            "ModernBERT without its window",
+            crafted::drop_metadata(&modern(), "modern-bert.attention.sliding_window"),
+            "missing metadata 'modern-bert.attention.sliding_window'",
+        ),
+        (
+            "ModernBERT with a window of 0",
+            crafted::set_metadata(
+                &modern(),
+                "modern-bert.attention.sliding_window",
+                Value::U32(0),
+            ),
+            "local_attention = Some(0) is outside",
+        ),
+        (
+            "global layers every 0 layers",
+            crafted::set_metadata(
+                &modern(),
+                "modern-bert.attention.sliding_window_pattern",
+                Value::U32(0),
+            ),
+            "global_attn_every_n_layers = Some(0) is outside",
+        ),
+        (
+            "a ReLU ModernBERT",
+            crafted::set_metadata(
+                &modern(),
+                "modern-bert.hidden_activation",
+                Value::String("relu".into()),
+            ),
+            "activation 'relu' is not one we run",
+        ),
+        (
+            "a merge of a token the vocabulary lacks",
+            crafted::set_metadata(
+                &modern(),
+                "tokenizer.ggml.merges",
+                Value::Array(vec![Value::String("Ġthe zzzz".into())]),
+            ),
+            "the merge 'Ġthe zzzz' is not two tokens of the vocabulary",
+        ),
+        (
+            "a ModernBERT start token outside the vocabulary",
+            crafted::set_metadata(
+                &modern(),
+                "tokenizer.ggml.bos_token_id",
+                Value::U32(1 << 20),
+            ),
+            "bos token id 1048576 is not in the vocabulary",
+        ),
     ];
     for (what, bytes, expected) in cases {
         let (code, msg, _) = load_error(&bytes);
@@ -553,12 +617,21 @@ fn crafted_files_name_their_problem() {
                 "general.architecture",
                 Value::String("nomic-bert-moe".into()),
             ),
-            "'nomic-bert-moe': the embedding models we run are bert, nomic-bert",
+            "'nomic-bert-moe': the embedding models we run are bert, nomic-bert, modern-bert",
         ),
         (
             "a SentencePiece vocabulary",
             crafted::set_metadata(&nomic(), "tokenizer.ggml.model", Value::String("t5".into())),
-            "a 't5' vocabulary: only WordPiece ('bert')",
+            "nomic-bert file with a 't5' vocabulary: we read nomic-bert files with a 'bert' one",
+        ),
+        (
+            "a BPE pre-tokenizer we do not rebuild",
+            crafted::set_metadata(
+                &modern(),
+                "tokenizer.ggml.pre",
+                Value::String("qwen2".into()),
+            ),
+            "pre-tokenizer 'qwen2': we rebuild gpt-2, modern-bert",
         ),
     ] {
         let (code, msg, _) = load_error(&bytes);
@@ -581,6 +654,10 @@ fn every_shipped_and_llama_cpp_file_passes_the_checks() {
         "tests/artifacts/llama/nomic-bert.q8_0.gguf",
         "tests/artifacts/llama/nomic-bert.f16.gguf",
         "tests/artifacts/llama/nomic-bert.f32.gguf",
+        "tests/artifacts/llama/modern-bert.q8_0.gguf",
+        "tests/artifacts/llama/modern-bert.f16.gguf",
+        "tests/artifacts/llama/modern-bert.f32.gguf",
+        "tests/artifacts/llama/modern-bert.q4_0.gguf",
     ] {
         let file = std::fs::File::open(common::root().join(path)).unwrap();
         let total = file.metadata().unwrap().len() as usize;

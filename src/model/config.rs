@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-/// Hyper-parameters shared by BERT-like encoders (BERT, MPNet, nomic-bert).
+/// Hyper-parameters shared by BERT-like encoders (BERT, MPNet, nomic-bert, ModernBERT).
 #[derive(Debug, Clone, Deserialize)]
 pub struct EncoderConfig {
     pub vocab_size: usize,
@@ -27,6 +27,15 @@ pub struct EncoderConfig {
     /// instead of a position table being added to the embeddings.
     #[serde(default)]
     pub rope_theta: Option<f64>,
+    /// ModernBERT: the local layers' attention window in tokens (each token sees
+    /// `local_attention / 2` either side), their rotary base, and the period of the global
+    /// layers (layer `i` is global when `i % n == 0`).
+    #[serde(default)]
+    pub local_attention: Option<usize>,
+    #[serde(default)]
+    pub local_rope_theta: Option<f64>,
+    #[serde(default)]
+    pub global_attn_every_n_layers: Option<usize>,
 }
 
 fn default_act() -> String {
@@ -71,13 +80,16 @@ impl EncoderConfig {
                 self.num_attention_heads
             );
         }
-        if !["gelu", "swiglu"].contains(&self.hidden_act.as_str()) {
+        if !["gelu", "swiglu", "geglu"].contains(&self.hidden_act.as_str()) {
             bail!(
-                "model config: unsupported activation '{}' (gelu or swiglu)",
+                "model config: unsupported activation '{}' (gelu, swiglu or geglu)",
                 self.hidden_act
             );
         }
-        if let Some(theta) = self.rope_theta {
+        for theta in [self.rope_theta, self.local_rope_theta]
+            .into_iter()
+            .flatten()
+        {
             if !(theta.is_finite() && theta > 1.0 && self.head_dim().is_multiple_of(2)) {
                 bail!(
                     "model config: rotary positions need a base above 1 and an even head size \
@@ -86,21 +98,50 @@ impl EncoderConfig {
                 );
             }
         }
+        for (name, value) in [
+            ("local_attention", self.local_attention),
+            (
+                "global_attn_every_n_layers",
+                self.global_attn_every_n_layers,
+            ),
+        ] {
+            if value.is_some_and(|v| !(1..=1 << 16).contains(&v)) {
+                bail!("model config: {name} = {value:?} is outside 1..=65536");
+            }
+        }
         Ok(())
+    }
+
+    /// Is layer `i` a global one (every layer but ModernBERT's local ones)?
+    pub fn is_global_layer(&self, i: usize) -> bool {
+        match (self.local_attention, self.global_attn_every_n_layers) {
+            (Some(_), Some(n)) => i.is_multiple_of(n),
+            _ => true,
+        }
     }
 
     /// The parts `architecture` is built of must be the ones this config names: BERT and MPNet
     /// have a GELU feed-forward and a position table, nomic-bert a SwiGLU one and rotary
-    /// positions (anything else would run the wrong arithmetic without an error).
+    /// positions, ModernBERT a GeGLU (or SwiGLU) one, rotary positions and local layers
+    /// (anything else would run the wrong arithmetic without an error).
     pub fn check_architecture(&self, architecture: &str) -> Result<()> {
-        let (act, rotary) = match architecture {
-            "nomic-bert" => ("swiglu", true),
-            _ => ("gelu", false),
+        let (acts, rotary, local): (&[&str], _, _) = match architecture {
+            "nomic-bert" => (&["swiglu"], true, false),
+            "modern-bert" => (&["geglu", "swiglu"], true, true),
+            _ => (&["gelu"], false, false),
         };
-        if self.hidden_act != act {
+        if !acts.contains(&self.hidden_act.as_str()) {
             bail!(
-                "model config: a {architecture} model has a {act} feed-forward, the file says '{}'",
+                "model config: a {architecture} model has a {} feed-forward, the file says '{}'",
+                acts.join(" or "),
                 self.hidden_act
+            );
+        }
+        let has_local = self.local_attention.is_some() && self.global_attn_every_n_layers.is_some();
+        if has_local != local {
+            bail!(
+                "model config: a {architecture} model {} local attention layers",
+                if local { "needs" } else { "has no" }
             );
         }
         if self.rope_theta.is_some() != rotary {

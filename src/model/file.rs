@@ -11,7 +11,7 @@ use candle_core::Device;
 use serde::Serialize;
 
 use super::metadata::Metadata;
-use super::tensor_names::{self as names, GatedLayerNames};
+use super::tensor_names::{self as names, GatedLayerNames, PreNormLayerNames};
 use super::{gguf_check, llama, tensor_shapes, EncoderConfig};
 use crate::error::{coded, ErrorCode, ResultExt};
 
@@ -239,6 +239,8 @@ impl Header {
             // The first layer's first projection: its type is the file's.
             let probe = if info.architecture == "nomic-bert" {
                 names::weight(&GatedLayerNames::nomic_bert(0).qkv)
+            } else if info.architecture == "modern-bert" {
+                names::weight(&PreNormLayerNames::modern_bert(0).qkv)
             } else {
                 layout.file_name("encoder.layer.0.attention.self.query.weight")
             };

@@ -1,8 +1,9 @@
-//! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert` or
-//! `nomic-bert`): their hyper-parameters under `<architecture>.*`, tensors named `token_embd`,
-//! `blk.N.attn_q`, …, and the vocabulary as `tokenizer.ggml.*` in llama.cpp's "phantom space"
-//! spelling. Read into the same [`EncoderConfig`] and tokenizer JSON as our own files; a
-//! `bert` file runs on every backend unchanged.
+//! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert`,
+//! `nomic-bert` or `modern-bert`): their hyper-parameters under `<architecture>.*`, tensors
+//! named `token_embd`, `blk.N.attn_q`, …, and the vocabulary as `tokenizer.ggml.*`: WordPiece
+//! in llama.cpp's "phantom space" spelling, or byte-level BPE (tokens and merges). Read into the
+//! same [`EncoderConfig`] and tokenizer JSON as our own files; a `bert` file runs on every
+//! backend unchanged.
 
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value as Json};
@@ -21,14 +22,26 @@ pub(super) fn is_llama_file(meta: &Metadata) -> bool {
     meta.text("general.architecture").is_ok() && meta.get("tokenizer.ggml.model").is_some()
 }
 
-/// The llama.cpp architectures we run (`general.architecture`); their files must carry a
-/// WordPiece vocabulary (`tokenizer.ggml.model = bert`).
-pub const ARCHITECTURES: [&str; 2] = ["bert", "nomic-bert"];
+/// The llama.cpp architectures we run (`general.architecture`), each with the vocabulary its
+/// files carry (`tokenizer.ggml.model`: `bert` = WordPiece, `gpt2` = byte-level BPE).
+pub const ARCHITECTURES: [&str; 3] = ["bert", "nomic-bert", "modern-bert"];
+
+fn vocabulary_of(architecture: &str) -> &'static str {
+    if architecture == "modern-bert" {
+        "gpt2"
+    } else {
+        "bert"
+    }
+}
+
+/// The byte-level BPE pre-tokenizers we rebuild (`tokenizer.ggml.pre`): both split as GPT-2
+/// does (its regex, no prefix space) before the byte-to-character mapping.
+const BPE_PRE_TOKENIZERS: [&str; 2] = ["gpt-2", "modern-bert"];
 
 /// What a llama.cpp file says about the model.
 pub(super) struct Described {
     pub name: String,
-    /// `bert` or `nomic-bert` (one of [`ARCHITECTURES`]).
+    /// One of [`ARCHITECTURES`].
     pub architecture: String,
     pub config: EncoderConfig,
     pub pooling: String,
@@ -42,18 +55,20 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
             ErrorCode::UnsupportedArchitecture,
             format!(
                 "llama.cpp file with architecture '{architecture}': the embedding models we run \
-                 are {} (MiniLM, bge, e5, gte, arctic-embed, nomic-embed-text …)",
+                 are {} (MiniLM, bge, e5, gte, arctic-embed, nomic-embed-text, ModernBERT …)",
                 ARCHITECTURES.join(", ")
             ),
         ));
     }
     let vocabulary = meta.text("tokenizer.ggml.model")?;
-    if vocabulary != "bert" {
+    if vocabulary != vocabulary_of(&architecture) {
         return Err(coded(
             ErrorCode::UnsupportedArchitecture,
             format!(
-                "llama.cpp file with a '{vocabulary}' vocabulary: only WordPiece ('bert') \
-                 vocabularies are read so far"
+                "llama.cpp {architecture} file with a '{vocabulary}' vocabulary: we read \
+                 {architecture} files with a '{}' one (WordPiece 'bert' for bert and \
+                 nomic-bert, byte-level BPE 'gpt2' for modern-bert)",
+                vocabulary_of(&architecture)
             ),
         ));
     }
@@ -70,23 +85,65 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
             types.len()
         );
     }
-    let nomic = architecture == "nomic-bert";
+    let modern = architecture == "modern-bert";
+    let rotary = modern || architecture == "nomic-bert";
+    let hidden_act = match architecture.as_str() {
+        "nomic-bert" => "swiglu",
+        // llama.cpp's graph: GeGLU unless the file says SiLU (Granite R2's SwiGLU).
+        "modern-bert" => match meta.text(&key("hidden_activation")).ok().as_deref() {
+            None | Some("gelu") => "geglu",
+            Some("silu") => "swiglu",
+            Some(other) => bail!(
+                "llama.cpp modern-bert file: feed-forward activation '{other}' is not one we \
+                 run (gelu, silu)"
+            ),
+        },
+        _ => "gelu",
+    };
     let config = EncoderConfig {
         vocab_size: tokens.len(),
         hidden_size: meta.size(&key("embedding_length"))?,
         num_hidden_layers: meta.size(&key("block_count"))?,
         num_attention_heads: meta.size(&key("attention.head_count"))?,
         intermediate_size: meta.size(&key("feed_forward_length"))?,
-        hidden_act: if nomic { "swiglu" } else { "gelu" }.into(),
+        hidden_act: hidden_act.into(),
         max_position_embeddings: meta.size(&key("context_length"))?,
-        type_vocab_size: meta.size("tokenizer.ggml.token_type_count").unwrap_or(2),
+        type_vocab_size: if modern {
+            0
+        } else {
+            meta.size("tokenizer.ggml.token_type_count").unwrap_or(2)
+        },
+        // The converter writes ModernBERT's LayerNorm epsilon under the RMS key.
         layer_norm_eps: meta
             .float(&key("attention.layer_norm_epsilon"))
+            .or_else(|_| meta.float(&key("attention.layer_norm_rms_epsilon")))
             .unwrap_or(1e-12),
         pad_token_id: meta.size("tokenizer.ggml.padding_token_id").unwrap_or(0),
         relative_attention_num_buckets: None,
-        rope_theta: if nomic {
+        rope_theta: if rotary {
             Some(meta.float(&key("rope.freq_base"))?)
+        } else {
+            None
+        },
+        local_attention: if modern {
+            Some(meta.size(&key("attention.sliding_window"))?)
+        } else {
+            None
+        },
+        // llama.cpp's default for the base of the local layers is the global one.
+        local_rope_theta: if modern {
+            Some(
+                meta.float(&key("rope.freq_base_swa"))
+                    .or_else(|_| meta.float(&key("rope.freq_base")))?,
+            )
+        } else {
+            None
+        },
+        global_attn_every_n_layers: if modern {
+            Some(global_period(
+                meta,
+                &key("attention.sliding_window_pattern"),
+            )?)
         } else {
             None
         },
@@ -102,26 +159,57 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
              cls, last)"
         ),
     };
-    let special = |k: &str, fallback: &str| -> Result<String> {
+    let special_token = |k: &str| -> Result<Option<String>> {
         match meta.number(&format!("tokenizer.ggml.{k}_token_id")) {
             Ok(id) => tokens
                 .get(usize::try_from(id).unwrap_or(usize::MAX))
                 .cloned()
+                .map(Some)
                 .ok_or_else(|| {
                     anyhow!("llama.cpp file: {k} token id {id} is not in the vocabulary")
                 }),
-            Err(_) => Ok(fallback.to_string()),
+            Err(_) => Ok(None),
         }
     };
-    let tokenizer_json = wordpiece_json(
-        &tokens,
-        &types,
-        meta.bool("tokenizer.ggml.normalizer.lowercase")
-            .unwrap_or(true),
-        &special("unknown", "[UNK]")?,
-        &special("bos", "[CLS]")?,
-        &special("seperator", "[SEP]").or_else(|_| special("eos", "[SEP]"))?,
-    )?;
+    let special = |k: &str, fallback: &str| -> Result<String> {
+        Ok(special_token(k)?.unwrap_or_else(|| fallback.to_string()))
+    };
+    let tokenizer_json = if vocabulary == "gpt2" {
+        let pre = meta.text("tokenizer.ggml.pre")?;
+        if !BPE_PRE_TOKENIZERS.contains(&pre.as_str()) {
+            return Err(coded(
+                ErrorCode::UnsupportedArchitecture,
+                format!(
+                    "llama.cpp file with the byte-level BPE pre-tokenizer '{pre}': we rebuild {}",
+                    BPE_PRE_TOKENIZERS.join(", ")
+                ),
+            ));
+        }
+        // ModernBERT's files: add_bos and add_eos, with [CLS] as bos and [SEP] as eos.
+        let around = |flag: &str, first: &str, second: &str| -> Result<Option<String>> {
+            if !meta.bool(flag).unwrap_or(true) {
+                return Ok(None);
+            }
+            Ok(special_token(first)?.or(special_token(second)?))
+        };
+        bpe_json(
+            &tokens,
+            &types,
+            &meta.strings("tokenizer.ggml.merges")?,
+            around("tokenizer.ggml.add_bos_token", "cls", "bos")?.as_deref(),
+            around("tokenizer.ggml.add_eos_token", "seperator", "eos")?.as_deref(),
+        )?
+    } else {
+        wordpiece_json(
+            &tokens,
+            &types,
+            meta.bool("tokenizer.ggml.normalizer.lowercase")
+                .unwrap_or(true),
+            &special("unknown", "[UNK]")?,
+            &special("bos", "[CLS]")?,
+            &special("seperator", "[SEP]").or_else(|_| special("eos", "[SEP]"))?,
+        )?
+    };
     Ok(Described {
         name: meta
             .text("general.name")
@@ -131,6 +219,87 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         pooling: pooling.into(),
         tokenizer_json,
     })
+}
+
+/// The period of ModernBERT's global layers (`global_attn_every_n_layers`, which the converter
+/// writes as a number; 3 when absent, as in transformers and llama.cpp).
+fn global_period(meta: &Metadata, key: &str) -> Result<usize> {
+    if meta.get(key).is_none() {
+        return Ok(3);
+    }
+    meta.size(key)
+}
+
+/// The `tokenizers` JSON of a byte-level BPE pipeline (GPT-2's pre-tokenizer and byte
+/// mapping, no normalizer) over llama.cpp's tokens and merges, with `start` and `end` around
+/// every text; control tokens are special added tokens, as in the model's own tokenizer.
+fn bpe_json(
+    tokens: &[String],
+    types: &[i64],
+    merges: &[String],
+    start: Option<&str>,
+    end: Option<&str>,
+) -> Result<String> {
+    let mut vocab = Map::new();
+    let mut added = Vec::new();
+    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
+        if kind == CONTROL {
+            added.push(
+                json!({"id": id, "content": token, "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": false, "special": true}),
+            );
+        }
+        vocab.entry(token.clone()).or_insert(json!(id));
+    }
+    for merge in merges {
+        let pair = merge.split_once(' ');
+        if !pair.is_some_and(|(a, b)| vocab.contains_key(a) && vocab.contains_key(b)) {
+            bail!("llama.cpp file: the merge '{merge}' is not two tokens of the vocabulary");
+        }
+    }
+    let mut special_tokens = Map::new();
+    for token in [start, end].into_iter().flatten() {
+        special_tokens.insert(
+            token.to_string(),
+            json!({"id": token, "ids": [vocab[token].clone()], "tokens": [token]}),
+        );
+    }
+    let special = |token: Option<&str>, type_id: u32| {
+        token.map(|t| json!({"SpecialToken": {"id": t, "type_id": type_id}}))
+    };
+    let sequence = |s: &str, type_id: u32| Some(json!({"Sequence": {"id": s, "type_id": type_id}}));
+    let single: Vec<Json> = [special(start, 0), sequence("A", 0), special(end, 0)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let pair: Vec<Json> = [
+        special(start, 0),
+        sequence("A", 0),
+        special(end, 0),
+        sequence("B", 1),
+        special(end, 1),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+        "use_regex": true});
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": null,
+        "pre_tokenizer": byte_level,
+        "post_processor": {"type": "TemplateProcessing", "single": single, "pair": pair,
+            "special_tokens": special_tokens},
+        "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null,
+            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+            "byte_fallback": false, "ignore_merges": false, "vocab": Json::Object(vocab),
+            "merges": merges},
+    });
+    Ok(tokenizer.to_string())
 }
 
 /// The `tokenizers` JSON of a BERT WordPiece pipeline over llama.cpp's vocabulary: pieces

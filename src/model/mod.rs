@@ -128,18 +128,24 @@ impl std::str::FromStr for Pooling {
     }
 }
 
-/// The architectures the engine runs (`general.architecture`; nomic-bert from llama.cpp's
-/// files only).
-pub const ARCHITECTURES: [&str; 3] = ["bert", "mpnet", "nomic-bert"];
+/// The architectures the engine runs (`general.architecture`; nomic-bert and modern-bert from
+/// llama.cpp's files only).
+pub const ARCHITECTURES: [&str; 4] = ["bert", "mpnet", "nomic-bert", "modern-bert"];
 
-/// The feed-forward's matrices per layer: in and out, and a gate in the gated ones (nomic-bert's
-/// SwiGLU). What the FLOP counts and memory estimates multiply by.
+/// The feed-forward's matrices per layer (of hidden × intermediate): in and out, and a gate in
+/// the gated ones (nomic-bert's SwiGLU, ModernBERT's GeGLU, whose fused input matrix is two).
+/// What the FLOP counts and memory estimates multiply by.
 pub fn ffn_matrices(architecture: &str) -> usize {
-    if architecture == "nomic-bert" {
+    if matches!(architecture, "nomic-bert" | "modern-bert") {
         3
     } else {
         2
     }
+}
+
+/// Does the architecture add BERT's token type embeddings (row 0) to its input?
+pub fn has_token_types(architecture: &str) -> bool {
+    matches!(architecture, "bert" | "nomic-bert")
 }
 
 /// Every tensor an encoder of `architecture` reads, by Hugging Face name (what a converted file
@@ -149,7 +155,7 @@ pub fn expected_tensor_names(architecture: &str, config: &EncoderConfig) -> Vec<
         .into_iter()
         .map(|(name, _)| name)
         .collect();
-    if architecture != "mpnet" {
+    if has_token_types(architecture) {
         names.push(tensor_names::TOKEN_TYPE_EMBEDDINGS.into());
     }
     names

@@ -133,6 +133,37 @@ impl GatedLayerNames {
     }
 }
 
+/// The layers of a pre-norm encoder with fused projections (ModernBERT, llama.cpp's names):
+/// `x + out(attention(norm(x)))`, then `+ down(gated(up(norm(x))))`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreNormLayerNames {
+    /// None in the first layer, whose input is the normed embeddings already.
+    pub attention_norm: Option<String>,
+    pub qkv: String,
+    pub attention_out: String,
+    pub ffn_norm: String,
+    /// The gate and its multiplier in one matrix of twice the feed-forward's width.
+    pub up_gate: String,
+    pub down: String,
+}
+
+impl PreNormLayerNames {
+    pub fn modern_bert(i: usize) -> Self {
+        let at = |part: &str| format!("blk.{i}.{part}");
+        Self {
+            attention_norm: (i > 0).then(|| at("attn_norm")),
+            qkv: at("attn_qkv"),
+            attention_out: at("attn_output"),
+            ffn_norm: at("ffn_norm"),
+            up_gate: at("ffn_up"),
+            down: at("ffn_down"),
+        }
+    }
+}
+
+/// The norm after the last layer (ModernBERT's `final_norm`).
+pub const OUTPUT_NORM: &str = "output_norm";
+
 #[cfg(test)]
 mod tests {
     use super::LayerNames;

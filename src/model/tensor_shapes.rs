@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 use candle_core::quantized::gguf_file::Content;
 
-use super::tensor_names::{self as names, GatedLayerNames, LayerNames};
+use super::tensor_names::{self as names, GatedLayerNames, LayerNames, PreNormLayerNames};
 use super::{EncoderConfig, WORD_EMBEDDINGS};
 
 /// The tensors an encoder of `architecture` reads, by Hugging Face name, with the shape the
@@ -14,6 +14,9 @@ use super::{EncoderConfig, WORD_EMBEDDINGS};
 pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
     if architecture == "nomic-bert" {
         return gated_shapes(c, GatedLayerNames::nomic_bert);
+    }
+    if architecture == "modern-bert" {
+        return modern_bert_shapes(c);
     }
     let (h, inner) = (c.hidden_size, c.intermediate_size);
     let mut shapes = vec![
@@ -81,6 +84,31 @@ fn gated_shapes(
     shapes
 }
 
+/// ModernBERT: pre-norm layers of fused projections, LayerNorms without bias, a final norm.
+fn modern_bert_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
+    let (h, inner) = (c.hidden_size, c.intermediate_size);
+    let mut shapes = vec![(WORD_EMBEDDINGS.to_string(), vec![c.vocab_size, h])];
+    let mut norms = vec![
+        names::EMBEDDINGS_NORM.to_string(),
+        names::OUTPUT_NORM.into(),
+    ];
+    for i in 0..c.num_hidden_layers {
+        let l = PreNormLayerNames::modern_bert(i);
+        for (prefix, out, input) in [
+            (&l.qkv, 3 * h, h),
+            (&l.attention_out, h, h),
+            (&l.up_gate, 2 * inner, h),
+            (&l.down, h, inner),
+        ] {
+            shapes.push((names::weight(prefix), vec![out, input]));
+        }
+        norms.extend(l.attention_norm);
+        norms.push(l.ffn_norm);
+    }
+    shapes.extend(norms.iter().map(|n| (names::weight(n), vec![h])));
+    shapes
+}
+
 /// Every tensor the encoder of `architecture` reads has the shape `config` gives it (a missing
 /// one is named when it is read); the token type table (BERT) is `[types, hidden]`; the
 /// padding id is in the vocabulary and the sequence length within the position table.
@@ -110,7 +138,7 @@ pub(super) fn check(
             }
         }
     }
-    if architecture != "mpnet" {
+    if super::has_token_types(architecture) {
         if let (name, Some(dims)) = dims_of(names::TOKEN_TYPE_EMBEDDINGS) {
             if dims.len() != 2 || dims[1] != config.hidden_size {
                 bail!(

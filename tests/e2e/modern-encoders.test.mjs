@@ -1,7 +1,8 @@
-// End-to-end test of an architecture beyond BERT in the page: the random nomic-bert checkpoint
-// (build.sh fixtures: transformers' NomicBertModel converted by llama.cpp's converter) picked
-// with the file input, as a user drops nomic-embed-text: its info, a pair's cosine and the quick
-// split equal the native CLI's on the same file. The f32 file: the page's 16-bit × q8_0 kernel
+// End-to-end test of the architectures beyond BERT in the page: the random nomic-bert and
+// ModernBERT checkpoints (build.sh fixtures: transformers' NomicBertModel and ModernBertModel
+// converted by llama.cpp's converter) picked with the file input, as a user drops
+// nomic-embed-text or modernbert-embed: their info, a pair's cosine and the quick split equal
+// the native CLI's on the same file. The f32 files: the page's 16-bit × q8_0 kernel
 // and the CLI's f32 products of the same q8_0 weights differ by 2·10⁻⁵ in a cosine of this
 // random checkpoint (its weights are ten times a trained model's scale) and by 0.02 in a quick
 // split cell; the q8_0 file's parity in wasm is browser_llama's.
@@ -22,71 +23,79 @@ import {
 
 const BASE = siteUrl();
 const CLI = cliPath();
-const NOMIC = path.join(ROOT, 'tests/artifacts/llama/nomic-bert.f32.gguf');
-if (!fs.existsSync(NOMIC)) throw new Error(`${NOMIC} is missing: run ./build.sh fixtures`);
+/** What each file's info panel must say, beyond its f32 type and 128 dimensions. */
+const ENCODERS = [
+  { architecture: 'nomic-bert', layers: '3', positions: '2048' },
+  { architecture: 'modern-bert', layers: '4', positions: '1024' },
+];
 
-describe('a nomic-bert file from this computer', () => {
-  /** @type {import('playwright-core').Browser} */
-  let browser;
-  /** @type {import('playwright-core').Page} */
-  let page;
-  const errors = [];
-  const infoValue = (field) => page.getAttribute(`#local-info-body tr[data-field="${field}"]`, 'data-value');
+for (const { architecture, layers, positions } of ENCODERS) {
+  const FILE = path.join(ROOT, `tests/artifacts/llama/${architecture}.f32.gguf`);
+  if (!fs.existsSync(FILE)) throw new Error(`${FILE} is missing: run ./build.sh fixtures`);
 
-  before(async () => {
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    watchErrors(context, errors);
-    page = await context.newPage();
-    await page.goto(BASE);
-    await page.waitForSelector('#model-select:not([disabled])');
-  });
+  describe(`a ${architecture} file from this computer`, () => {
+    /** @type {import('playwright-core').Browser} */
+    let browser;
+    /** @type {import('playwright-core').Page} */
+    let page;
+    const errors = [];
+    const infoValue = (field) => page.getAttribute(`#local-info-body tr[data-field="${field}"]`, 'data-value');
 
-  after(async () => {
-    if (browser) await browser.close();
-  });
+    before(async () => {
+      browser = await launchChromium();
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+      watchErrors(context, errors);
+      page = await context.newPage();
+      await page.goto(BASE);
+      await page.waitForSelector('#model-select:not([disabled])');
+    });
 
-  test('picked with the file input: the page describes it, then loads it', { timeout: 180_000 }, async () => {
-    await page.setInputFiles('#local-file', NOMIC);
-    await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
-    assert.equal(await infoValue('architecture'), 'nomic-bert');
-    assert.equal(await infoValue('dtype'), 'f32');
-    assert.equal(await infoValue('dim'), '128');
-    assert.equal(await infoValue('num_layers'), '3');
-    assert.equal(await infoValue('max_seq_length'), '2048', 'the converter\'s trained positions');
-    await page.click('#local-load');
-    await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
-      document.getElementById('model-active').textContent.includes('local file'), null, { timeout: 180_000 });
-    assert.match(await page.textContent('#model-status'), /local file nomic-bert\.f32\.gguf/);
-  });
+    after(async () => {
+      if (browser) await browser.close();
+    });
 
-  test('a pair\'s cosine equals the CLI\'s on the same file', { timeout: 120_000 }, async (t) => {
-    const page_ = await scorePair(page, ACTIVE, PASSIVE);
-    const cli = Number(execFileSync(CLI, ['similarity', '--model', NOMIC, ACTIVE, PASSIVE], { encoding: 'utf8' }));
-    assert.ok(Math.abs(page_ - cli) <= 1e-5, `browser ${page_} vs CLI ${cli}`);
-    t.diagnostic(`nomic-bert f32, active/passive: browser ${page_}, CLI ${cli}`);
-  });
+    test('picked with the file input: the page describes it, then loads it', { timeout: 180_000 }, async () => {
+      await page.setInputFiles('#local-file', FILE);
+      await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
+      assert.equal(await infoValue('architecture'), architecture);
+      assert.equal(await infoValue('dtype'), 'f32');
+      assert.equal(await infoValue('dim'), '128');
+      assert.equal(await infoValue('num_layers'), layers);
+      assert.equal(await infoValue('max_seq_length'), positions, 'the file\'s context length');
+      await page.click('#local-load');
+      await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
+        document.getElementById('model-active').textContent.includes('local file'), null, { timeout: 180_000 });
+      assert.match(await page.textContent('#model-status'), new RegExp(`local file ${architecture}\\.f32\\.gguf`));
+    });
 
-  test('the quick split equals `sr-bench eval --split quick --no-stsb-test` cell by cell', { timeout: RUN_TIMEOUT }, async (t) => {
-    await page.check('input[name="split"][value="quick"]');
-    await chooseData(page, { stsbTest: false });
-    await page.selectOption('#encoder', 'model');
-    const t0 = Date.now();
-    await page.click('#run');
-    await page.waitForFunction(() => document.body.dataset.run === 'idle' &&
-      /^Done/.test(document.getElementById('run-msg').textContent), null, { timeout: RUN_TIMEOUT });
-    const ms = Date.now() - t0;
-    const cli = cliJson(['eval', '--model', NOMIC, '--split', 'quick', '--no-stsb-test']);
-    let worst = 0;
-    for (const dim of DIMS) {
-      for (const f of [...FILES, 'avg']) {
-        const got = await dataValue(page, `[data-cell="${dim}-${f}"]`);
-        const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
-        assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
-        worst = Math.max(worst, Math.abs(got - want));
+    test('a pair\'s cosine equals the CLI\'s on the same file', { timeout: 120_000 }, async (t) => {
+      const page_ = await scorePair(page, ACTIVE, PASSIVE);
+      const cli = Number(execFileSync(CLI, ['similarity', '--model', FILE, ACTIVE, PASSIVE], { encoding: 'utf8' }));
+      assert.ok(Math.abs(page_ - cli) <= 1e-5, `browser ${page_} vs CLI ${cli}`);
+      t.diagnostic(`${architecture} f32, active/passive: browser ${page_}, CLI ${cli}`);
+    });
+
+    test('the quick split equals `sr-bench eval --split quick --no-stsb-test` cell by cell', { timeout: RUN_TIMEOUT }, async (t) => {
+      await page.check('input[name="split"][value="quick"]');
+      await chooseData(page, { stsbTest: false });
+      await page.selectOption('#encoder', 'model');
+      const t0 = Date.now();
+      await page.click('#run');
+      await page.waitForFunction(() => document.body.dataset.run === 'idle' &&
+        /^Done/.test(document.getElementById('run-msg').textContent), null, { timeout: RUN_TIMEOUT });
+      const ms = Date.now() - t0;
+      const cli = cliJson(['eval', '--model', FILE, '--split', 'quick', '--no-stsb-test']);
+      let worst = 0;
+      for (const dim of DIMS) {
+        for (const f of [...FILES, 'avg']) {
+          const got = await dataValue(page, `[data-cell="${dim}-${f}"]`);
+          const want = f === 'avg' ? cli.results[dim].avg_spearman : cli.results[dim][f].spearman;
+          assert.ok(Math.abs(got - want) <= 0.01, `${dim}/${f}: browser ${got} vs CLI ${want}`);
+          worst = Math.max(worst, Math.abs(got - want));
+        }
       }
-    }
-    t.diagnostic(`nomic-bert f32 quick split in the page: ${ms} ms; max |Δ| vs the CLI ${worst.toFixed(3)}`);
-    assert.deepEqual(errors, []);
+      t.diagnostic(`${architecture} f32 quick split in the page: ${ms} ms; max |Δ| vs the CLI ${worst.toFixed(3)}`);
+      assert.deepEqual(errors, []);
+    });
   });
-});
+}

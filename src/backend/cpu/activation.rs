@@ -16,19 +16,28 @@ pub fn gelu_erf_in_place(values: &mut [f32]) {
 /// The activation of a gated feed-forward's gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateActivation {
-    /// SwiGLU (nomic-bert): `silu(g) = g / (1 + e^−g)`.
+    /// SwiGLU (nomic-bert, Granite R2): `silu(g) = g · σ(g)`.
     Silu,
+    /// GeGLU (ModernBERT): the exact, erf GELU of the gate.
+    Gelu,
 }
 
 /// `up ← act(gate) ⊙ up`, element by element (the two halves of a gated feed-forward).
 pub fn gate_in_place(up: &mut [f32], gate: &[f32], act: GateActivation) {
     match act {
-        // A very negative gate gives e^−g = ∞ and g/∞ = −0, as SiLU's limit.
-        GateActivation::Silu => up
-            .iter_mut()
-            .zip(gate)
-            .for_each(|(u, &g)| *u *= g / (1.0 + (-g).exp())),
+        GateActivation::Silu => up.iter_mut().zip(gate).for_each(|(u, &g)| *u *= silu(g)),
+        GateActivation::Gelu => up.iter_mut().zip(gate).for_each(|(u, &g)| {
+            *u *= 0.5 * g * (1.0 + erf(g * std::f32::consts::FRAC_1_SQRT_2));
+        }),
     }
+}
+
+/// `g · σ(g)` with σ from [`exp_nonpositive`] of −|g| (so no libm `expf` per element in wasm,
+/// and no overflow): σ(g) = 1/(1 + e^−g) for g ≥ 0, e^g/(1 + e^g) below.
+fn silu(g: f32) -> f32 {
+    let e = exp_nonpositive(-g.abs());
+    let sigmoid = if g >= 0.0 { 1.0 } else { e } / (1.0 + e);
+    g * sigmoid
 }
 
 /// erf by Abramowitz & Stegun 7.1.28: `1 − 1/(1 + a₁x + … + a₆x⁶)¹⁶` for x ≥ 0, odd symmetry
@@ -128,6 +137,31 @@ pub fn exp_nonpositive(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both gates against f64 over a range that saturates either way (SiLU's limits 0 and g).
+    #[test]
+    fn gates_match_their_f64_definitions() {
+        let gates: Vec<f32> = (-2000..=2000).map(|i| i as f32 * 0.05).collect();
+        for (act, reference) in [
+            (
+                GateActivation::Silu,
+                (|g: f64| g / (1.0 + (-g).exp())) as fn(f64) -> f64,
+            ),
+            (GateActivation::Gelu, |g: f64| {
+                0.5 * g * (1.0 + erf_reference(g / std::f64::consts::SQRT_2))
+            }),
+        ] {
+            let mut up = vec![1.0f32; gates.len()];
+            gate_in_place(&mut up, &gates, act);
+            for (&g, &y) in gates.iter().zip(&up) {
+                let want = reference(g as f64);
+                assert!(
+                    (y as f64 - want).abs() <= 2e-6 * want.abs().max(1.0),
+                    "{act:?}({g}) = {y}, want {want}"
+                );
+            }
+        }
+    }
 
     /// erf in f64 by its Maclaurin series (exact enough for |x| ≤ 3) and by the continued
     /// fraction of erfc beyond, as the reference.

@@ -1,6 +1,6 @@
 //! The parts encoders share beyond BERT's own: scaled dot-product attention over an additive
-//! mask, rotary positions (RoPE) and the gated feed-forward. Written once, used by every
-//! architecture that has them.
+//! mask (padding, a sliding window), rotary positions (RoPE) and the gated feed-forward.
+//! Written once, used by every architecture that has them.
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor};
@@ -22,11 +22,40 @@ pub fn attention(q: &Tensor, k: &Tensor, v: &Tensor, bias: &Tensor) -> Result<Te
         .reshape((b, t, heads * d))?)
 }
 
+/// Self-attention from one fused projection's output `qkv` (`[batch, seq, 3·hidden]`: the
+/// queries', keys' and values' columns in that order), queries and keys turned by `rope`
+/// (nomic-bert, ModernBERT). Returns the context `[batch, seq, hidden]`.
+pub fn rotary_attention(
+    qkv: &Tensor,
+    heads: usize,
+    rope: &RopeTables,
+    bias: &Tensor,
+) -> Result<Tensor> {
+    let h = qkv.dim(2)? / 3;
+    let part = |i: usize| split_heads(&qkv.narrow(2, i * h, h)?, heads);
+    attention(
+        &rope.apply(&part(0)?)?,
+        &rope.apply(&part(1)?)?,
+        &part(2)?,
+        bias,
+    )
+}
+
 /// The attention mask `[batch, seq]` (1 token, 0 padding) as the additive bias
 /// [`attention`] takes: `[batch, 1, 1, seq]`, 0 for tokens, a large negative for padding.
 pub fn padding_bias(mask: &Tensor) -> Result<Tensor> {
     let (b, t) = mask.dims2()?;
     Ok(((mask.to_dtype(DType::F32)? - 1.0)? * 1e9)?.reshape((b, 1, 1, t))?)
+}
+
+/// The additive mask of a symmetric sliding window (ModernBERT's local layers), `[1, 1, seq,
+/// seq]`: token `i` sees token `j` when `|i − j| ≤ half` (0), else not (a large negative).
+/// Added to [`padding_bias`] it masks both.
+pub fn sliding_window_bias(seq: usize, half: usize) -> Result<Tensor> {
+    let values: Vec<f32> = (0..seq)
+        .flat_map(|i| (0..seq).map(move |j| if i.abs_diff(j) <= half { 0.0 } else { -1e9 }))
+        .collect();
+    Ok(Tensor::from_vec(values, (1, 1, seq, seq), &Device::Cpu)?)
 }
 
 /// Runs `layers` (each through `forward(layer, states, bias)`) over the embedding output `x`,
@@ -111,27 +140,71 @@ impl RopeTables {
 
 /// `down(act(gate(x)) ⊙ up(x))` (SwiGLU, GeGLU).
 pub struct GatedFfn {
-    pub up: Linear,
-    pub gate: Linear,
+    pub projection: GateProjection,
     pub down: Linear,
     pub act: GateActivation,
 }
 
+/// How a gated feed-forward's two halves are stored.
+pub enum GateProjection {
+    /// Two matrices (nomic-bert's `ffn_up` and `ffn_gate`).
+    Separate { up: Linear, gate: Linear },
+    /// One matrix of twice the width, the gate's rows first (ModernBERT's `Wi`, whose output
+    /// transformers splits with `chunk(2)` into the activated input and its multiplier).
+    Fused(Linear),
+}
+
 impl GatedFfn {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let up = self.up.forward(x)?;
-        let gate = self.gate.forward(x)?;
-        let shape = up.shape().clone();
-        let mut values = up.flatten_all()?.to_vec1::<f32>()?;
-        gate_in_place(&mut values, &gate.flatten_all()?.to_vec1()?, self.act);
+        let (b, t, _) = x.dims3()?;
+        let values = match &self.projection {
+            GateProjection::Separate { up, gate } => {
+                let mut values = up.forward(x)?.flatten_all()?.to_vec1::<f32>()?;
+                gate_in_place(
+                    &mut values,
+                    &gate.forward(x)?.flatten_all()?.to_vec1()?,
+                    self.act,
+                );
+                values
+            }
+            GateProjection::Fused(both) => {
+                let y = both.forward(x)?;
+                let n = y.dim(2)? / 2;
+                let y = y.flatten_all()?.to_vec1::<f32>()?;
+                let mut values = Vec::with_capacity(y.len() / 2);
+                for row in y.chunks_exact(2 * n) {
+                    let (gate, up) = row.split_at(n);
+                    let start = values.len();
+                    values.extend_from_slice(up);
+                    gate_in_place(&mut values[start..], gate, self.act);
+                }
+                values
+            }
+        };
+        let n = values.len() / (b * t).max(1);
         self.down
-            .forward(&Tensor::from_vec(values, shape, &Device::Cpu)?)
+            .forward(&Tensor::from_vec(values, (b, t, n), &Device::Cpu)?)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sliding_window_sees_half_a_window_either_side() {
+        let bias: Vec<Vec<f32>> = sliding_window_bias(5, 1)
+            .unwrap()
+            .reshape((5, 5))
+            .unwrap()
+            .to_vec2()
+            .unwrap();
+        for (i, row) in bias.iter().enumerate() {
+            for (j, &b) in row.iter().enumerate() {
+                assert_eq!(b == 0.0, i.abs_diff(j) <= 1, "({i}, {j}): {b}");
+            }
+        }
+    }
 
     /// Position 0 leaves a vector as it is; position p turns the pair (i, i + d/2) by p·θᵢ.
     #[test]

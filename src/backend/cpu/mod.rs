@@ -8,6 +8,7 @@ pub mod gemm;
 /// The kernels' checks against an f64 reference: for the unit tests and the browser tests.
 #[cfg(any(test, feature = "testing"))]
 pub mod kernel_check;
+mod modern_bert;
 mod mpnet;
 mod nomic_bert;
 pub use mpnet::relative_position_bucket;
@@ -112,6 +113,10 @@ fn build(
         })),
         "nomic-bert" => Ok(Box::new(CpuEncoder {
             transformer: nomic_bert::NomicBert::load(weights, config, word_embeddings)?,
+            pooling,
+        })),
+        "modern-bert" => Ok(Box::new(CpuEncoder {
+            transformer: modern_bert::ModernBert::load(weights, config, word_embeddings)?,
             pooling,
         })),
         other => Err(coded(

@@ -7,7 +7,7 @@ use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
 use super::activation::GateActivation;
-use super::blocks::{attention, run_layers, split_heads, GatedFfn, Rope, RopeTables};
+use super::blocks::{rotary_attention, run_layers, GateProjection, GatedFfn, Rope, RopeTables};
 use super::weights::{LayerNorm, Linear, Weights};
 use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, GatedLayerNames};
@@ -28,8 +28,10 @@ impl Layer {
             attention_out: w.linear_no_bias(&n.attention_out)?,
             attention_norm: w.layer_norm(&n.attention_norm, eps)?,
             ffn: GatedFfn {
-                up: w.linear_no_bias(&n.up)?,
-                gate: w.linear_no_bias(&n.gate)?,
+                projection: GateProjection::Separate {
+                    up: w.linear_no_bias(&n.up)?,
+                    gate: w.linear_no_bias(&n.gate)?,
+                },
                 down: w.linear_no_bias(&n.down)?,
                 act: GateActivation::Silu,
             },
@@ -87,12 +89,7 @@ impl NomicBert {
         bias: &Tensor,
         rope: &RopeTables,
     ) -> Result<Tensor> {
-        let h = x.dim(2)?;
-        let qkv = l.qkv.forward(x)?;
-        let part = |i: usize| split_heads(&qkv.narrow(2, i * h, h)?, self.heads);
-        let q = rope.apply(&part(0)?)?;
-        let k = rope.apply(&part(1)?)?;
-        let context = attention(&q, &k, &part(2)?, bias)?;
+        let context = rotary_attention(&l.qkv.forward(x)?, self.heads, rope, bias)?;
         let x = l
             .attention_norm
             .forward(&(l.attention_out.forward(&context)? + x)?)?;

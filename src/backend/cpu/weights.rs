@@ -106,6 +106,16 @@ impl<'a> Weights<'a> {
             eps: eps as f32,
         })
     }
+
+    /// `<prefix>.weight` alone: a LayerNorm without bias (ModernBERT's), run with a zero one.
+    pub fn layer_norm_no_bias(&self, prefix: &str, eps: f64) -> Result<LayerNorm> {
+        let weight = self.tensor(&format!("{prefix}.weight"))?;
+        Ok(LayerNorm {
+            bias: weight.zeros_like()?,
+            weight,
+            eps: eps as f32,
+        })
+    }
 }
 
 /// A linear layer's weight as [`MatmulMode`] keeps it.
