@@ -16,19 +16,19 @@ const { userAgent, results: rows, skipped = [] } = await benchInChromium(url, {
 });
 if (!wantsGpu) {
   console.log(`browser CPU benchmark (wasm, 1 thread): ${rows[0]?.sentences} SR sentences — ${userAgent}`);
-  console.log(`${'model file'.padEnd(36)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)}`);
+  console.log(`${'model file'.padEnd(36)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)} ${'GFLOP/s'.padStart(9)}`);
   for (const r of rows) {
-    console.log(`${r.file.padEnd(36)} ${r.load_ms.toFixed(1).padStart(12)} ${r.sentences_per_s.toFixed(1).padStart(14)}`);
+    console.log(`${r.file.padEnd(36)} ${r.load_ms.toFixed(1).padStart(12)} ${r.sentences_per_s.toFixed(1).padStart(14)} ${r.gflop_per_s.toFixed(1).padStart(9)}`);
   }
 } else {
   console.log(`browser benchmark, backends ${backends} (cpu: wasm, 1 thread; gpu: WebGPU): ${rows[0]?.sentences ?? sentences} SR sentences — ${userAgent}`);
-  console.log(`${'model file'.padEnd(36)} ${'backend'.padEnd(56)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)}`);
+  console.log(`${'model file'.padEnd(36)} ${'backend'.padEnd(56)} ${'load (ms)'.padStart(12)} ${'sentences/s'.padStart(14)} ${'GFLOP/s'.padStart(9)}`);
   for (const r of rows) {
     const emulated = r.adapter && r.adapter.software
       ? (/swiftshader/i.test(r.adapter.name) ? ' (SwiftShader: CPU emulation)' : ' (software adapter: CPU emulation)') : '';
     const adapter = r.adapter ? ` ${r.adapter.name}${emulated}` : '';
     const backend = r.backend === 'cpu' ? 'cpu (wasm)' : `webgpu${adapter}${r.fell_back_to_cpu ? ' → fell back to the CPU' : ''}`;
-    console.log(`${r.file.padEnd(36)} ${backend.padEnd(56)} ${r.load_ms.toFixed(1).padStart(12)} ${r.sentences_per_s.toFixed(1).padStart(14)}`);
+    console.log(`${r.file.padEnd(36)} ${backend.padEnd(56)} ${r.load_ms.toFixed(1).padStart(12)} ${r.sentences_per_s.toFixed(1).padStart(14)} ${r.gflop_per_s.toFixed(1).padStart(9)}`);
   }
 }
 for (const s of skipped) console.log(`skipped ${s}`);

@@ -1,5 +1,5 @@
-// Throughput benchmark page: model load time and sentences/s per model file and backend, in this
-// browser. Driven by bench/browser.mjs (headless Chromium), which reads #results' data-json.
+// Throughput benchmark page: model load time, sentences/s and GFLOP/s per model file and backend,
+// in this browser. Driven by bench/browser.mjs (headless Chromium), which reads #results' data-json.
 // Not part of the shipped site: bench/site.sh puts it at the root of the benchmark site
 // (bench/out/site), next to the site's own page/, engine/ and shared/ modules.
 //   ?sentences=2000            SR sentences embedded per model file
@@ -56,6 +56,7 @@ async function measure(entry, data, backend, texts) {
   }
   const loadMs = performance.now() - t0;
   try {
+    const flops = model.forward_flops(texts); // the same length-sorted batches as embed's
     t0 = performance.now();
     if (backend === 'cpu') model.embed(texts);
     else await model.embed_async(texts);
@@ -64,6 +65,7 @@ async function measure(entry, data, backend, texts) {
     const row = {
       file: entry.file, dtype: entry.dtype, bytes: entry.bytes, backend, adapter: adapterOf(model),
       load_ms: loadMs, sentences: texts.length, sentences_per_s: texts.length / seconds,
+      gflop_per_s: flops / seconds / 1e9,
     };
     // A GPU that failed mid-run finished on the CPU: the figure is not a GPU figure.
     if (backend !== 'cpu' && s.active !== 'webgpu') row.fell_back_to_cpu = s.fallback_reason;
@@ -76,7 +78,7 @@ async function measure(entry, data, backend, texts) {
 
 function line(r) {
   const where = r.backend === 'cpu' ? 'cpu' : `webgpu ${r.adapter ? r.adapter.name : '?'}${r.adapter && r.adapter.software ? ' (software)' : ''}`;
-  return `${r.file.padEnd(32)} ${where.padEnd(28)} load ${r.load_ms.toFixed(0).padStart(6)} ms   ${r.sentences_per_s.toFixed(1).padStart(7)} sentences/s`;
+  return `${r.file.padEnd(32)} ${where.padEnd(28)} load ${r.load_ms.toFixed(0).padStart(6)} ms   ${r.sentences_per_s.toFixed(1).padStart(7)} sentences/s ${r.gflop_per_s.toFixed(1).padStart(7)} GFLOP/s`;
 }
 
 async function main() {

@@ -44,7 +44,7 @@ pub(super) fn bench(
         };
         let load_ms = start.elapsed().as_secs_f64() * 1e3;
         embedder.set_batch_size(batch_size);
-        let work = Work::of(&embedder, &refs)?;
+        let work = embedder.work(&refs)?;
         let start = Instant::now();
         embedder.embed(&refs)?;
         let seconds = start.elapsed().as_secs_f64();
@@ -68,30 +68,4 @@ pub(super) fn bench(
         }
     }
     Ok(())
-}
-
-/// What embedding the texts costs: tokens, tokens after padding each batch (the same
-/// length-sorted batches `embed` runs) and the forward passes' operations
-/// ([`crate::model::ModelInfo::forward_flops`]).
-struct Work {
-    tokens: usize,
-    padded_tokens: usize,
-    flops: f64,
-}
-
-impl Work {
-    fn of(embedder: &crate::model::Embedder, texts: &[&str]) -> Result<Self> {
-        let batches = crate::model::plan_batches(embedder.tokenizer(), texts, embedder.batching())?;
-        let mut work = Work {
-            tokens: 0,
-            padded_tokens: 0,
-            flops: 0.0,
-        };
-        for (_, batch) in &batches {
-            work.tokens += batch.mask.iter().filter(|&&m| m != 0).count();
-            work.padded_tokens += batch.batch * batch.seq_len;
-            work.flops += embedder.info.forward_flops(batch.batch, batch.seq_len);
-        }
-        Ok(work)
-    }
 }

@@ -85,6 +85,30 @@ pub fn plan_batches(
         .collect())
 }
 
+/// What embedding some texts costs: their tokens, the tokens after padding each batch, and the
+/// forward passes' operations ([`ModelInfo::forward_flops`]) — what GFLOP/s figures divide.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Work {
+    pub tokens: usize,
+    pub padded_tokens: usize,
+    pub flops: f64,
+}
+
+impl Work {
+    /// The work of texts of `lengths` (token counts, sorted ascending) in `batching`'s batches.
+    pub fn of_sorted_lengths(info: &ModelInfo, batching: Batching, lengths: &[usize]) -> Self {
+        let order: Vec<usize> = (0..lengths.len()).collect();
+        let mut work = Work::default();
+        for batch in batching.split(&order, |i| lengths[i]) {
+            let seq = batch.iter().map(|&i| lengths[i]).max().unwrap_or(0);
+            work.tokens += batch.iter().map(|&i| lengths[i]).sum::<usize>();
+            work.padded_tokens += batch.len() * seq;
+            work.flops += info.forward_flops(batch.len(), seq);
+        }
+        work
+    }
+}
+
 /// Name of the token embedding table in every supported architecture.
 pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
 
@@ -126,6 +150,16 @@ impl Embedder {
 
     pub fn batching(&self) -> Batching {
         self.batching
+    }
+
+    /// The work of embedding `texts` in one [`Self::embed`] call (the same length-sorted batches).
+    pub fn work(&self, texts: &[&str]) -> Result<Work> {
+        let mut lengths = texts
+            .iter()
+            .map(|t| Ok(self.tokenizer.encode(t)?.len()))
+            .collect::<Result<Vec<_>>>()?;
+        lengths.sort_unstable();
+        Ok(Work::of_sorted_lengths(&self.info, self.batching, &lengths))
     }
 
     pub fn backend_name(&self) -> &'static str {
@@ -308,6 +342,41 @@ mod tests {
         assert_eq!(
             split(b, &[10, 20, 20, 20, 30, 30, 30, 40, 200]),
             [vec![0, 1, 2, 3], vec![4, 5, 6], vec![7], vec![8]]
+        );
+    }
+
+    /// The work of length-sorted texts is that of the batches `split` makes of them.
+    #[test]
+    fn work_counts_tokens_padding_and_flops_per_batch() {
+        let info = crate::model::ModelInfo {
+            name: "m".into(),
+            architecture: "bert".into(),
+            dtype: "q8_0".into(),
+            dim: 8,
+            num_layers: 2,
+            intermediate_size: 16,
+            num_attention_heads: 2,
+            vocab_size: 10,
+            max_seq_length: 16,
+            pooling: "mean".into(),
+            normalize: true,
+            source: String::new(),
+            file_bytes: 0,
+            tensors: 0,
+        };
+        let b = Batching {
+            max_sentences: 2,
+            max_tokens: 100,
+        };
+        let work = super::Work::of_sorted_lengths(&info, b, &[3, 4, 5]);
+        assert_eq!((work.tokens, work.padded_tokens), (12, 2 * 4 + 5));
+        assert_eq!(
+            work.flops,
+            info.forward_flops(2, 4) + info.forward_flops(1, 5)
+        );
+        assert_eq!(
+            super::Work::of_sorted_lengths(&info, b, &[]),
+            super::Work::default()
         );
     }
 

@@ -14,7 +14,8 @@ mod tokenizer;
 
 pub use config::EncoderConfig;
 pub use embedder::{
-    plan_batches, Batching, Embedder, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
+    plan_batches, Batching, Embedder, Work, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE,
+    WORD_EMBEDDINGS,
 };
 pub use file::{metadata_keys, LoadOptions, ModelFile, ModelInfo, FORMAT_VERSION};
 pub use tokenizer::{Pieces, TextTokenizer, TokenBatch};

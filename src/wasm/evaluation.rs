@@ -7,6 +7,7 @@ use super::data::DataIntake;
 use super::{js_error, js_error_of, to_js, Model};
 use crate::error::{ErrorCode, ResultExt};
 use crate::eval::{self, Encoder, EvalPlan, EvalRun, Split};
+use crate::model::Work;
 use crate::scoring::Scored;
 
 /// One benchmark run, driven step by step from a worker so it can report progress and be
@@ -122,6 +123,23 @@ impl Evaluation {
             .accept(start, vectors)
             .map_err(js_error)?;
         Ok(progress.done)
+    }
+
+    /// The run's floating-point operations on `model` (its sentences in the model's
+    /// length-sorted batches; chunks handed to helpers are cut from the same order, so their
+    /// batches differ only at chunk edges; 0 for the syntax-blind baseline, which runs no
+    /// layer): what the page's GFLOP/s figures divide.
+    pub fn forward_flops(&self, model: &Model) -> Result<f64, JsValue> {
+        let run = self
+            .run
+            .as_ref()
+            .ok_or_else(|| not_prepared("forward_flops"))?;
+        if self.encoder == Encoder::Static {
+            return Ok(0.0);
+        }
+        let embedder = model.embedder();
+        let lengths = run.sorted_lengths();
+        Ok(Work::of_sorted_lengths(&embedder.info, embedder.batching(), &lengths).flops)
     }
 
     pub fn is_done(&self) -> bool {

@@ -149,6 +149,13 @@ impl Model {
         Ok(cosine(&v[0], &v[1]))
     }
 
+    /// Floating-point operations of embedding `texts` in one `embed` call (its length-sorted
+    /// batches): sentences/s × this / sentences is the GFLOP/s the benchmark rows print.
+    pub fn forward_flops(&self, texts: Vec<String>) -> Result<f64, JsValue> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        Ok(self.embedder.work(&refs).map_err(js_error)?.flops)
+    }
+
     /// Token count of a text after truncation (special tokens included).
     pub fn token_count(&self, text: &str) -> usize {
         self.embedder.token_count(text)

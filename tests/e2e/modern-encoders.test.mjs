@@ -94,7 +94,9 @@ for (const { architecture, layers, positions } of ENCODERS) {
           worst = Math.max(worst, Math.abs(got - want));
         }
       }
-      t.diagnostic(`${architecture} f32 quick split in the page: ${ms} ms; max |Δ| vs the CLI ${worst.toFixed(3)}`);
+      t.diagnostic(`${architecture} f32 quick split in the page: ${ms} ms; max |Δ| vs the CLI ${worst.toFixed(3)}; ` +
+        (await page.textContent('#run-msg')));
+      assert.match(await page.textContent('#run-msg'), /[0-9.]+ GFLOP\/s/, 'the run\'s GFLOP/s');
       assert.deepEqual(errors, []);
     });
   });

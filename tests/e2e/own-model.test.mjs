@@ -199,6 +199,9 @@ describe('a model file from this computer, and comparing runs', () => {
       assert.equal(num(row.relation_avg), json.results.relation.avg_spearman);
       assert.equal(num(row.stsb_test_spearman), json.stsb_test ? json.stsb_test.spearman : null);
       assert.equal(num(row.sentences_per_s), json.timings.sentences_per_s);
+      assert.equal(num(row.gflop_per_s_per_core), json.timings.gflop_per_s_per_core);
+      // The baseline runs no layer; a model's run counts its forward passes' operations.
+      assert.equal(json.timings.flops > 0, json.encoder !== 'static', `${json.encoder}: ${json.timings.flops} FLOPs`);
       assert.equal(row.split, 'quick');
       assert.equal(row.dtype, json.dtype);
     }
@@ -231,7 +234,8 @@ describe('a model file from this computer, and comparing runs', () => {
     assert.equal(header[12], 'relation_stsb');
     assert.equal(header[18], 'relation_avg');
     assert.equal(header[19], 'stsb_test_spearman');
-    assert.deepEqual(header.slice(20), ['rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s']);
+    assert.deepEqual(header.slice(20), ['rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s',
+      'gflop_per_s', 'gflop_per_s_per_core']);
     const first = lines[1].split(',');
     const ranked = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => Number(tr.dataset.run)));
     const firstReport = exports[ranked[0] - 1];

@@ -238,6 +238,7 @@ export async function evaluate(engine, msg) {
     });
     checkCancel();
     const t3 = performance.now();
+    const flops = ev.forward_flops(model);
     const report = toPlain(ev.finish(info.name, info.dtype));
     const csv = pairs_csv(report);
     const t4 = performance.now();
@@ -255,6 +256,11 @@ export async function evaluate(engine, msg) {
         workers: strategy.workers,
         gpu: strategy.gpu,
         sentences_per_s: embedMs > 0 ? total / (embedMs / 1000) : null,
+        flops,
+        gflop_per_s: embedMs > 0 && flops > 0 ? flops / (embedMs / 1000) / 1e9 : null,
+        // The CPU's figure per thread that embedded; none for the GPU (one device, no cores).
+        gflop_per_s_per_core: embedMs > 0 && flops > 0 && !strategy.gpu
+          ? flops / (embedMs / 1000) / 1e9 / strategy.workers : null,
       },
     };
   } finally {

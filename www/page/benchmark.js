@@ -159,7 +159,10 @@ export async function runBenchmark(state, choice = panelChoice()) {
     const t = value.timings;
     setMessage(msg, `Done: ${nf0.format(t.sentences)} sentences in ${formatDuration(t.total_ms)}` +
       (t.sentences_per_s ? ` (${t.sentences_per_s.toFixed(1)} sentences/s` +
-        (t.gpu ? ' on WebGPU).' : t.workers > 1 ? ` on ${t.workers} workers).` : ').') : '.') +
+        (t.gpu ? ' on WebGPU' : t.workers > 1 ? ` on ${t.workers} workers` : '') +
+        (t.gflop_per_s ? `, ${t.gflop_per_s.toFixed(1)} GFLOP/s` +
+          (t.gflop_per_s_per_core && t.workers > 1 ? `, ${t.gflop_per_s_per_core.toFixed(1)} per core` : '') : '') +
+        ').' : '.') +
       (run.replaced ? ` ${run.replaced} engine helper(s) stopped during the run and were replaced; their sentences were redone.` : ''));
     renderResults(state);
     recordRun(state, state.result);

@@ -31,6 +31,7 @@ export const COMPARE_COLUMNS = [
   ['relation_avg', 'relation avg', 'num'],
   ['stsb_test_spearman', 'STS-B test', 'num'],
   ['sentences_per_s', 'sentences/s', 'num'],
+  ['gflop_per_s_per_core', 'GFLOP/s per core', 'num'],
 ];
 
 const SCORES = [
@@ -65,6 +66,8 @@ export function runRow(id, result) {
     relation_avg: cells.relation_avg,
     stsb_test_spearman: finite(report.stsb_test?.spearman),
     sentences_per_s: finite(timings.sentences_per_s),
+    gflop_per_s: finite(timings.gflop_per_s),
+    gflop_per_s_per_core: finite(timings.gflop_per_s_per_core),
     cells,
   };
 }
@@ -93,7 +96,7 @@ export function sortedRuns(state) {
 
 function cellText(key, v) {
   if (v === null || v === undefined) return '—';
-  if (key === 'sentences_per_s') return v.toFixed(1);
+  if (key === 'sentences_per_s' || key === 'gflop_per_s_per_core') return v.toFixed(1);
   if (key === 'structure_avg' || key === 'relation_avg' || key === 'stsb_test_spearman') return fmt2(v);
   if (key === 'finished') return new Date(v).toLocaleTimeString();
   if (key === 'encoder') return v === 'static' ? 'syntax-blind baseline' : 'model';
@@ -151,7 +154,8 @@ const csvField = (v) => {
 export const CSV_COLUMNS = [
   'label', 'model', 'dtype', 'split', 'encoder',
   ...DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => `${dim}_${f}`)), 'stsb_test_spearman',
-  'rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s',
+  'rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s', 'gflop_per_s',
+  'gflop_per_s_per_core',
 ];
 
 /** The table as CSV, in the table's order, values unrounded as in the reports. */

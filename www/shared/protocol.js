@@ -357,9 +357,12 @@ export const ERR = Object.freeze({
  * @property {string} pairs_csv  the per-pair CSV (wasm `pairs_csv(report)`): what "Download per-pair CSV" saves
  * @property {BackendStatus} backend_status  at the end of the run
  * @property {{data_ms: number, prepare_ms: number, embed_ms: number, finish_ms: number,
- *             total_ms: number, sentences: number, workers: number, gpu: boolean, sentences_per_s: number}} timings
+ *             total_ms: number, sentences: number, workers: number, gpu: boolean, sentences_per_s: number,
+ *             flops: number, gflop_per_s: number|null, gflop_per_s_per_core: number|null}} timings
  *   embed_ms is the wall time of the embedding phase; workers the number of threads that embedded;
  *   gpu: the model's chunks went to WebGPU (Model.embed_async) rather than to CPU helpers.
+ *   flops: the forward passes' operations (Evaluation.forward_flops; 0 for the baseline), over
+ *   embed_ms the GFLOP/s, and per thread that embedded on the CPU (null on the GPU).
  */
 
 /**

@@ -15,6 +15,8 @@ pub struct EvalRun {
     pub(super) plan: EvalPlan,
     /// Sentence ids in embedding order: by length key, ties in first-use order.
     pub(super) order: Vec<usize>,
+    /// Each sentence id's length key (its token count for a model's encoder).
+    keys: Vec<usize>,
     /// Embedding per sentence id; empty until embedded.
     pub(super) embeddings: Vec<Vec<f32>>,
     /// How many ids of `order` are embedded.
@@ -40,11 +42,18 @@ impl EvalRun {
         EvalRun {
             plan,
             order,
+            keys,
             embeddings,
             done: 0,
             dim: None,
             claimed: 0,
         }
+    }
+
+    /// The sentences' length keys (token counts, for a model's encoder) in embedding order,
+    /// ascending: what the run's work is counted from.
+    pub fn sorted_lengths(&self) -> Vec<usize> {
+        self.order.iter().map(|&id| self.keys[id]).collect()
     }
 
     /// Sentences embedded so far, of the total.
