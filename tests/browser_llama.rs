@@ -1,7 +1,8 @@
 //! Genuine llama.cpp embedding files (`./build.sh fixtures`) in headless Chromium: loaded as they
 //! are, truncated at 256 tokens as sentence-transformers does, they match its embeddings; the
 //! random-initialised nomic-bert and ModernBERT checkpoints match transformers' embeddings of
-//! the same texts (ModernBERT's also of texts past its local window).
+//! the same texts (ModernBERT's also of texts past its local window), on the CPU and on WebGPU
+//! (SwiftShader).
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
@@ -64,9 +65,9 @@ struct RandomItem {
     embedding: Vec<f32>,
 }
 
-/// The min cosine over the reference texts of `architecture`'s file of `dtype` against
-/// transformers.
-async fn random_min_cosine(architecture: &str, dtype: &str) -> f32 {
+/// `architecture`'s reference and its file of `dtype` (checked to be the one the reference was
+/// made from).
+async fn random_file(architecture: &str, dtype: &str) -> (RandomEncoder, Vec<u8>) {
     let url = format!("/tests/artifacts/llama/{architecture}.reference.json");
     let reference: RandomEncoder = serde_json::from_slice(&fetch(&url).await)
         .expect("the reference is JSON: run ./build.sh fixtures");
@@ -78,6 +79,13 @@ async fn random_min_cosine(architecture: &str, dtype: &str) -> f32 {
         "{} is not the file its reference was made from: run ./build.sh fixtures",
         entry.file
     );
+    (reference, bytes)
+}
+
+/// The min cosine over the reference texts of `architecture`'s file of `dtype` against
+/// transformers.
+async fn random_min_cosine(architecture: &str, dtype: &str) -> f32 {
+    let (reference, bytes) = random_file(architecture, dtype).await;
     let model = Model::load_with(bytes, None).expect("the file loads");
     let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
     // The ids themselves are checked natively (modern_encoders); here their count.
@@ -129,4 +137,67 @@ async fn modern_bert_q8_0_file_in_the_browser_matches_transformers() {
     let min = random_min_cosine("modern-bert", "q8_0").await;
     // natively 0.9999461.
     assert!(min >= 0.9993, "{min}");
+}
+
+#[derive(serde::Deserialize)]
+struct Status {
+    active: String,
+}
+
+/// `architecture`'s file of `dtype` on WebGPU (SwiftShader) against transformers and against
+/// the CPU backend, over all reference texts (ModernBERT's past its local window): the min
+/// cosines.
+async fn random_on_webgpu(architecture: &str, dtype: &str) -> (f32, f32) {
+    let (reference, bytes) = random_file(architecture, dtype).await;
+    let gpu = Model::load_with_backend(bytes.clone(), "gpu".into(), None, None)
+        .await
+        .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
+    let cpu = Model::load_with(bytes, None).expect("the file loads");
+    let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
+    let started = js_sys::Date::now();
+    let got = gpu.embed_async(texts.clone()).await.unwrap().to_vec();
+    let seconds = (js_sys::Date::now() - started) / 1e3;
+    let status: Status = serde_wasm_bindgen::from_value(gpu.backend_status().unwrap()).unwrap();
+    assert_eq!(
+        status.active, "webgpu",
+        "{architecture} {dtype} must run on the GPU"
+    );
+    let want = cpu.embed(texts).unwrap().to_vec();
+    let n = reference.items.len();
+    let got = rows(&got, gpu.dim(), n);
+    let min = |pairs: Vec<f32>| pairs.into_iter().fold(f32::INFINITY, f32::min);
+    let vs_reference = min(reference
+        .items
+        .iter()
+        .zip(&got)
+        .map(|(item, g)| sr_bench::model::cosine(g, &item.embedding))
+        .collect());
+    let vs_cpu = min(got
+        .iter()
+        .zip(rows(&want, cpu.dim(), n))
+        .map(|(g, w)| sr_bench::model::cosine(g, w))
+        .collect());
+    log(format!(
+        "browser WebGPU (SwiftShader), {architecture} {dtype}: {n} texts in {seconds:.1} s, min \
+         cosine vs transformers {vs_reference:.7}, vs the CPU backend {vs_cpu:.7}"
+    ));
+    (vs_reference, vs_cpu)
+}
+
+#[wasm_bindgen_test]
+async fn nomic_bert_on_webgpu_in_the_browser_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.9993)] {
+        let (reference, cpu) = random_on_webgpu("nomic-bert", dtype).await;
+        assert!(reference >= bound, "{dtype}: {reference}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn modern_bert_on_webgpu_in_the_browser_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.9993)] {
+        let (reference, cpu) = random_on_webgpu("modern-bert", dtype).await;
+        assert!(reference >= bound, "{dtype}: {reference}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu}");
+    }
 }

@@ -2,7 +2,9 @@
 //! classes: random-initialised checkpoints (fixed seeds, tests/reference/random_encoders.py)
 //! converted by the pinned llama.cpp converter, their embeddings of the 82 fixture texts (and,
 //! for ModernBERT, of texts past its local window) made by transformers with
-//! sentence-transformers' mean pooling (`./build.sh fixtures`).
+//! sentence-transformers' mean pooling (`./build.sh fixtures`). Natively (the same checks in
+//! Chromium: tests/browser_llama.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
@@ -229,4 +231,127 @@ fn modern_bert_q8_0_matches_transformers() {
 fn modern_bert_q4_0_matches_transformers() {
     // measured 0.9847174; a margin of 0.01 below it, as for the other q4_0 files.
     holds("modern-bert", "q4_0", 0.975);
+}
+
+/// `architecture`'s `dtype` file on the GPU (lavapipe here; f32 activations, as Chromium's
+/// SwiftShader, unless `f16` asks for f16 storage where the adapter has it), loaded at 512 tokens (the GPU attention kernel's longest sequence): against
+/// transformers on the texts that fit (min cosine, text) and against the CPU backend at the
+/// same length on all of them.
+fn on_the_gpu(architecture: &str, dtype: &str, f16: bool) -> ((f32, String), (f32, String)) {
+    use sr_bench::backend::webgpu::{self, GpuOptions};
+    let reference = RandomEncoder::load(architecture);
+    let file = || ModelFile::from_bytes(reference.bytes(dtype)).unwrap();
+    let options = GpuOptions {
+        no_f16: !f16,
+        ..Default::default()
+    };
+    let (gpu, status) = pollster::block_on(webgpu::embedder_from_file(
+        file(),
+        BackendKind::WebGpu,
+        BackendKind::WebGpu.gpu_fallback(false),
+        sr_bench::backend::MatmulMode::UnpackAtLoad,
+        &options,
+    ))
+    .unwrap_or_else(|e| panic!("{architecture} {dtype} must load on the GPU: {e:#}"));
+    let cpu = sr_bench::backend::load_embedder(reference.bytes(dtype), BackendKind::Cpu).unwrap();
+    // Past the GPU attention kernel's 512 tokens: that batch runs on the CPU, the rest on
+    // the GPU.
+    let mut long = String::new();
+    for text in reference.texts() {
+        if cpu.token_count(&long) > 600 {
+            break;
+        }
+        long = format!("{long} {text}");
+    }
+    let mut texts = reference.texts();
+    // ModernBERT's checkpoint has 1,024 positions, nomic-bert's 512.
+    if cpu.info.max_seq_length > 600 {
+        texts.push(&long);
+    } else {
+        assert!(!architecture.starts_with("modern-bert"));
+    }
+    let got = gpu.embed(&texts).unwrap();
+    let now = status.status();
+    assert_eq!(now.active, "webgpu", "{now:?}");
+    if texts.len() > reference.items.len() {
+        assert!(
+            now.notices
+                .iter()
+                .any(|n| n.contains("longer than 512 tokens run on the CPU")),
+            "{now:?}"
+        );
+    }
+    let want = cpu.embed(&texts).unwrap();
+    let worst = |pairs: Vec<(f32, &str)>| {
+        pairs
+            .into_iter()
+            .fold((f32::INFINITY, String::new()), |a, (c, t)| {
+                if c < a.0 {
+                    (c, t.chars().take(40).collect())
+                } else {
+                    a
+                }
+            })
+    };
+    let vs_reference = worst(
+        reference
+            .items
+            .iter()
+            .zip(&got)
+            .map(|(item, g)| (cosine(g, &item.embedding), item.text.as_str()))
+            .collect(),
+    );
+    let vs_cpu = worst(
+        got.iter()
+            .zip(&want)
+            .zip(&texts)
+            .map(|((g, w), t)| (cosine(g, w), *t))
+            .collect(),
+    );
+    println!(
+        "{architecture} {dtype} on the GPU ({}, {}): min cosine vs transformers {:.7} ({:?}), vs \
+         the CPU backend {:.7} ({:?}); GPU weights {:.2} MB",
+        status
+            .status()
+            .adapter
+            .map(|a| a.name.clone())
+            .unwrap_or_default(),
+        if f16 {
+            "f16 activations where the adapter has shader-f16"
+        } else {
+            "f32 activations"
+        },
+        vs_reference.0,
+        vs_reference.1,
+        vs_cpu.0,
+        vs_cpu.1,
+        status.gpu().map(|g| g.weight_bytes()).unwrap_or(0) as f64 / 1e6
+    );
+    (vs_reference, vs_cpu)
+}
+
+#[test]
+fn nomic_bert_on_the_gpu_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.9993)] {
+        let ((reference, text), (cpu, cpu_text)) = on_the_gpu("nomic-bert", dtype, false);
+        assert!(reference >= bound, "{dtype}: {reference} on {text:?}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu} on {cpu_text:?}");
+    }
+    // With f16 activations (lavapipe has shader-f16): the rotary and gated kernels store f16.
+    let ((reference, text), _) = on_the_gpu("nomic-bert", "f32", true);
+    assert!(
+        reference >= 0.9999,
+        "f16 activations: {reference} on {text:?}"
+    );
+}
+
+#[test]
+fn modern_bert_on_the_gpu_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.9993)] {
+        let ((reference, text), (cpu, cpu_text)) = on_the_gpu("modern-bert", dtype, false);
+        assert!(reference >= bound, "{dtype}: {reference} on {text:?}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu} on {cpu_text:?}");
+    }
+    let ((reference, text), _) = on_the_gpu("modern-bert-silu", "f32", false);
+    assert!(reference >= 0.99999, "SwiGLU: {reference} on {text:?}");
 }

@@ -110,20 +110,23 @@ impl Rope {
 
     pub fn tables(&self, seq: usize) -> Result<RopeTables> {
         let half = self.inv_freq.len();
+        let (cos, sin) = self.cos_sin(seq);
+        Ok(RopeTables {
+            cos: Tensor::from_vec(cos, (seq, half), &Device::Cpu)?,
+            sin: Tensor::from_vec(sin, (seq, half), &Device::Cpu)?,
+        })
+    }
+
+    /// The cosines and sines of positions `0..seq`, row-major `[seq, head_dim / 2]` (what
+    /// the GPU's rotary kernel reads too, so both backends turn by the same angles).
+    pub fn cos_sin(&self, seq: usize) -> (Vec<f32>, Vec<f32>) {
         let angles: Vec<f32> = (0..seq)
             .flat_map(|p| self.inv_freq.iter().map(move |f| p as f32 * f))
             .collect();
-        let table = |f: fn(f32) -> f32| {
-            Tensor::from_vec(
-                angles.iter().map(|&a| f(a)).collect::<Vec<_>>(),
-                (seq, half),
-                &Device::Cpu,
-            )
-        };
-        Ok(RopeTables {
-            cos: table(f32::cos)?,
-            sin: table(f32::sin)?,
-        })
+        (
+            angles.iter().map(|a| a.cos()).collect(),
+            angles.iter().map(|a| a.sin()).collect(),
+        )
     }
 }
 

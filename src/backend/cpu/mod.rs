@@ -11,6 +11,7 @@ pub mod kernel_check;
 mod modern_bert;
 mod mpnet;
 mod nomic_bert;
+pub(crate) use blocks::Rope;
 pub use mpnet::relative_position_bucket;
 pub(crate) use mpnet::{relative_bias_by_distance, relative_buckets};
 #[cfg(feature = "bench")]

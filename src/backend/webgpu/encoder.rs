@@ -11,8 +11,8 @@ use candle_core::{Device, Tensor};
 use super::buffers::{read_f32, ErrorScopes, GpuMemory, Held};
 use super::context::GpuContext;
 use super::graph::Graph;
-use super::kernels::Shape;
-use super::weights::GpuWeights;
+use super::kernels::{Activations, Shape, ATTENTION_MAX_SEQ};
+use super::weights::{Ffn, GpuWeights, Input};
 use crate::error::{coded, ErrorCode};
 use crate::model::{Batching, ModelFile, TokenBatch};
 
@@ -89,21 +89,35 @@ impl GpuBert {
         // The widest activation is [rows, max(3·hidden, intermediate)] as stored, or the f32
         // residual stream [rows, hidden].
         let dims = &weights.dims;
-        let widest = ((3 * dims.hidden).max(dims.inter) * ctx.activations().bytes())
+        let ffn_width = if weights
+            .layers
+            .iter()
+            .any(|l| matches!(l.ffn, Ffn::Gated { .. }))
+        {
+            2 * dims.inter
+        } else {
+            dims.inter
+        };
+        let widest = ((3 * dims.hidden).max(ffn_width) * ctx.activations().bytes())
             .max(dims.hidden * 4) as u64;
+        ensure!(
+            weights.final_norm.is_none() || ctx.activations() == Activations::F32,
+            "pre-norm layers need f32 activations on the GPU"
+        );
         let max_binding = ctx
             .limits
             .max_storage_buffer_binding_size
             .min(ctx.limits.max_buffer_size);
         let max_rows = (max_binding / widest) as usize;
-        if max_rows < file.info.max_seq_length {
+        // The longest sentence the GPU runs (longer ones run on the CPU).
+        let longest = file.info.max_seq_length.min(ATTENTION_MAX_SEQ);
+        if max_rows < longest {
             return Err(coded(
                 ErrorCode::OutOfMemory,
                 format!(
-                    "{what} does not fit this GPU: one {}-token sentence needs a {:.1} MB \
+                    "{what} does not fit this GPU: one {longest}-token sentence needs a {:.1} MB \
                      activation buffer, the adapter allows {:.1} MB per buffer",
-                    file.info.max_seq_length,
-                    (widest * file.info.max_seq_length as u64) as f64 / 1e6,
+                    (widest * longest as u64) as f64 / 1e6,
                     max_binding as f64 / 1e6
                 ),
             ));
@@ -234,11 +248,32 @@ impl GpuBert {
         let (b, m) = (shape.batch, shape.rows);
         // The word rows, gathered on the CPU from the (possibly quantized) table.
         let ids = Tensor::from_slice(&batch.ids, m, &Device::Cpu)?;
-        let words = self
+        let mut words = self
             .words
             .embedding(&ids)?
             .flatten_all()?
             .to_vec1::<f32>()?;
+        // nomic-bert's type row and ModernBERT's norm are applied here, on the rows gathered.
+        let hidden = self.weights.dims.hidden;
+        match &self.weights.input {
+            Input::Table { .. } => {}
+            Input::TypeRow { token_type0, .. } => {
+                for row in words.chunks_exact_mut(hidden) {
+                    row.iter_mut().zip(token_type0).for_each(|(v, t)| *v += t);
+                }
+            }
+            Input::Normed { gamma, eps } => {
+                for row in words.chunks_exact_mut(hidden) {
+                    layer_norm_no_bias(row, gamma, *eps);
+                }
+            }
+        }
+        let tables: Vec<(Vec<f32>, Vec<f32>)> = self
+            .weights
+            .rotary
+            .iter()
+            .map(|rope| rope.cos_sin(batch.seq_len))
+            .collect();
 
         // A bigger graph than the one planned at load (a larger batch size was asked for):
         // refused with the figures when it would not fit, before it is allocated.
@@ -273,7 +308,7 @@ impl GpuBert {
                 *cell = Some(Slot { graph, _memory });
             }
             let g = &cell.as_ref().expect("the graph was just built").graph;
-            g.submit(&self.ctx, shape, &words, &batch.mask)
+            g.submit(&self.ctx, shape, &words, &batch.mask, &tables)
         };
         scopes.close("encoding a batch").await?;
         Ok(Pending {
@@ -300,8 +335,37 @@ impl GpuBert {
         self.ctx.device.memory().weights
     }
 
-    /// Dispatches per batch: embeddings (2), 7 per layer, pooling (1).
+    /// Dispatches per batch: embeddings (2), 7 per layer, pooling (1) for BERT and MPNet;
+    /// what the graph records for the others.
     pub fn dispatches_per_batch(&self) -> usize {
-        3 + 7 * self.weights.layers.len()
+        let w = &self.weights;
+        let input = match w.input {
+            Input::Table { .. } => 2,
+            Input::TypeRow { .. } => 1,
+            Input::Normed { .. } => 0,
+        };
+        let layers: usize = w
+            .layers
+            .iter()
+            .map(|l| {
+                let gated = usize::from(matches!(l.ffn, Ffn::Gated { .. }));
+                let pre_norm_without_first =
+                    usize::from(w.final_norm.is_some() && l.attention_norm.is_none());
+                7 + usize::from(l.rotary.is_some()) + gated - pre_norm_without_first
+            })
+            .sum();
+        input + layers + usize::from(w.final_norm.is_some()) + 1
     }
+}
+
+/// ModernBERT's embedding LayerNorm (no bias), in place on one row, as candle's `layer_norm`
+/// computes it on the CPU (mean, then the mean of squared deviations, in f32).
+fn layer_norm_no_bias(row: &mut [f32], gamma: &[f32], eps: f32) {
+    let n = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / n;
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let scale = 1.0 / (var + eps).sqrt();
+    row.iter_mut()
+        .zip(gamma)
+        .for_each(|(v, g)| *v = (*v - mean) * scale * g);
 }

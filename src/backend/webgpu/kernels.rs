@@ -7,8 +7,9 @@
 use anyhow::{bail, Result};
 
 use super::params::{
-    AttentionParams, ElementwiseParams, LayerNormParams, MatmulParams, PoolingParams,
-    UniformParams, FLAG_RESIDUAL, POOL_CLS, POOL_LAST, POOL_MAX, POOL_MEAN,
+    AttentionParams, ElementwiseParams, GluParams, LayerNormParams, MatmulParams, PoolingParams,
+    RopeParams, UniformParams, FLAG_RESIDUAL, GLU_GELU, GLU_SILU, POOL_CLS, POOL_LAST, POOL_MAX,
+    POOL_MEAN,
 };
 use crate::model::Pooling;
 
@@ -22,6 +23,8 @@ const LAYERNORM: &str = include_str!("wgsl/layernorm.wgsl");
 const ATTENTION: &str = include_str!("wgsl/attention.wgsl");
 const POOLING: &str = include_str!("wgsl/pooling.wgsl");
 const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
+const ROPE: &str = include_str!("wgsl/rope.wgsl");
+const GLU: &str = include_str!("wgsl/glu.wgsl");
 const REDUCE: &str = include_str!("wgsl/reduce.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("wgsl/reduce_subgroup.wgsl");
 /// The directive a module using subgroup operations starts with: the browser's WGSL requires
@@ -137,6 +140,8 @@ pub(crate) struct Kernels {
     attention: wgpu::ComputePipeline,
     pooling: wgpu::ComputePipeline,
     embed_add: wgpu::ComputePipeline,
+    rope: wgpu::ComputePipeline,
+    glu: wgpu::ComputePipeline,
     #[cfg(feature = "testing")]
     gelu: wgpu::ComputePipeline,
 }
@@ -162,7 +167,7 @@ impl Kernels {
                 cache: None,
             })
         };
-        let [layer_norm, attention, pooling, elementwise] =
+        let [layer_norm, attention, pooling, elementwise, rope, glu] =
             sources(subgroups, act).map(|(label, parts)| module(label, &parts));
         Self {
             matmul: matmul_sources(act).map(|outputs| {
@@ -172,6 +177,8 @@ impl Kernels {
             attention: pipeline("attention", &attention, "main"),
             pooling: pipeline("pooling", &pooling, "main"),
             embed_add: pipeline("embed_add", &elementwise, "embed_add"),
+            rope: pipeline("rope", &rope, "main"),
+            glu: pipeline("glu", &glu, "main"),
             #[cfg(feature = "testing")]
             gelu: pipeline("gelu", &elementwise, "gelu_inplace"),
         }
@@ -187,6 +194,8 @@ impl Kernels {
             Op::Attention { .. } => &self.attention,
             Op::PoolL2 { .. } => &self.pooling,
             Op::EmbedAdd { .. } => &self.embed_add,
+            Op::Rope { .. } => &self.rope,
+            Op::Glu { .. } => &self.glu,
             #[cfg(feature = "testing")]
             Op::Gelu => &self.gelu,
         }
@@ -208,8 +217,9 @@ fn matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 
 
 /// Each other shader module's label and source parts: its parameter struct, then the WGSL
 /// files (the reductions' `reduce_sum` / `reduce_max` with or without subgroups), after the
-/// `Act` alias. The element-wise kernels work on the f32 residual stream only.
-fn sources(subgroups: bool, act: Activations) -> [(&'static str, Vec<&'static str>); 4] {
+/// `Act` alias. The element-wise kernels work on the f32 residual stream only; rotary positions
+/// and the gated feed-forward's middle on activations.
+fn sources(subgroups: bool, act: Activations) -> [(&'static str, Vec<&'static str>); 6] {
     let (enable, reduce) = if subgroups {
         (ENABLE_SUBGROUPS, REDUCE_SUBGROUP)
     } else {
@@ -233,6 +243,8 @@ fn sources(subgroups: bool, act: Activations) -> [(&'static str, Vec<&'static st
             "elementwise",
             vec![ElementwiseParams::WGSL, COMMON, ELEMENTWISE],
         ),
+        ("rope", vec![act, RopeParams::WGSL, ROPE]),
+        ("glu", vec![act, GluParams::WGSL, COMMON, GLU]),
     ]
 }
 
@@ -282,12 +294,20 @@ pub(crate) enum Op {
         heads: usize,
         head_dim: usize,
         relative_bias: bool,
+        /// ModernBERT's local layers: a key is seen when `|key − query| < window` (0: all).
+        window: usize,
     },
     /// Pooling over the mask (mean, first, last or max token), then L2 normalisation,
     /// `[batch·seq, dim]` → `[batch, dim]`: x, mask, pooled.
     PoolL2 { dim: usize, pooling: Pooling },
     /// `x[r, c] += pos[r mod seq, c] + type0[c]` over `[rows, cols]`: x, pos, type0.
     EmbedAdd { cols: usize },
+    /// Rotary positions in place on the queries and keys of `[batch·seq, 3·heads·2·half]`:
+    /// qkv, cos `[seq, half]`, sin `[seq, half]`.
+    Rope { heads: usize, half: usize },
+    /// `y[r, j] = act(x[r, j]) · x[r, inter + j]` (SwiGLU when `silu`, else GeGLU), x
+    /// `[rows, 2·inter]`: x, y.
+    Glu { inter: usize, silu: bool },
     /// `x = gelu(x)` in place over `rows` values: x. Only to measure the approximation (the
     /// matmul fuses GELU), so only in the kernel tests.
     #[cfg(feature = "testing")]
@@ -302,6 +322,8 @@ pub(crate) enum Params {
     Attention(AttentionParams),
     Pooling(PoolingParams),
     Elementwise(ElementwiseParams),
+    Rope(RopeParams),
+    Glu(GluParams),
 }
 
 impl Params {
@@ -312,6 +334,8 @@ impl Params {
             Self::Attention(p) => p.as_bytes(),
             Self::Pooling(p) => p.as_bytes(),
             Self::Elementwise(p) => p.as_bytes(),
+            Self::Rope(p) => p.as_bytes(),
+            Self::Glu(p) => p.as_bytes(),
         }
     }
 }
@@ -337,6 +361,7 @@ impl Op {
                 heads,
                 head_dim,
                 relative_bias,
+                window,
             } => Params::Attention(AttentionParams {
                 batch: u(s.batch),
                 seq: u(s.seq),
@@ -349,7 +374,7 @@ impl Op {
                 } else {
                     0
                 },
-                _pad: 0,
+                window: u(window),
             }),
             Op::PoolL2 { dim, pooling } => Params::Pooling(PoolingParams {
                 batch: u(s.batch),
@@ -366,6 +391,18 @@ impl Op {
                 len: u(s.rows * cols),
                 seq: u(s.seq),
                 cols: u(cols),
+                _pad: 0,
+            }),
+            Op::Rope { heads, half } => Params::Rope(RopeParams {
+                len: u(s.rows * 2 * heads * half),
+                seq: u(s.seq),
+                heads: u(heads),
+                half: u(half),
+            }),
+            Op::Glu { inter, silu } => Params::Glu(GluParams {
+                len: u(s.rows * inter),
+                inter: u(inter),
+                act: if silu { GLU_SILU } else { GLU_GELU },
                 _pad: 0,
             }),
             #[cfg(feature = "testing")]
@@ -392,6 +429,8 @@ impl Op {
             Op::Attention { heads, .. } => (u(s.seq), u(heads), u(s.batch)),
             Op::PoolL2 { .. } => (u(s.batch), 1, 1),
             Op::EmbedAdd { cols } => elementwise(u(s.rows * cols)),
+            Op::Rope { heads, half } => elementwise(u(s.rows * 2 * heads * half)),
+            Op::Glu { inter, .. } => elementwise(u(s.rows * inter)),
             #[cfg(feature = "testing")]
             Op::Gelu => elementwise(u(s.rows)),
         }
@@ -458,7 +497,7 @@ mod tests {
                     .map(|s| (s, c)),
             );
         }
-        assert_eq!(sources.len(), 2 * (2 * 4 + 3 * 2));
+        assert_eq!(sources.len(), 2 * (2 * 6 + 3 * 2));
         for ((label, parts), capabilities) in sources {
             let module = naga::front::wgsl::parse_str(&parts.concat())
                 .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&parts.concat())));

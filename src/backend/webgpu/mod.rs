@@ -1,11 +1,12 @@
-//! The WebGPU backend: the same BERT and MPNet encoders as `backend::cpu`, as WGSL compute kernels on
+//! The WebGPU backend: the same BERT, MPNet, nomic-bert and ModernBERT encoders as
+//! `backend::cpu`, as WGSL compute kernels on
 //! wgpu (Vulkan/Metal/DX12 natively, the browser's WebGPU in wasm), with the CPU
 //! behind it ([`GpuWithCpuFallback`]).
 //!
 //! # Design
 //!
-//! * **Weights.** Uploaded once per model ([`weights`]: one upload per architecture, BERT and
-//!   MPNet), linear layers **as the file stores them**: f32, or the file's q8_0 / q4_0 blocks
+//! * **Weights.** Uploaded once per model ([`weights`]: one upload per architecture), linear
+//!   layers **as the file stores them**: f32, or the file's q8_0 / q4_0 blocks
 //!   (34 / 18 bytes per 32 weights, the bytes read as u32 words), dequantized inside the
 //!   matmul kernel while a tile is loaded (f16 scale by `unpack2x16float`), so a quantized
 //!   model takes 3.8× / 7.1× less GPU memory for its matrices than f32. The dequantized values
@@ -17,20 +18,33 @@
 //!   the GPU never holds it. MPNet differs from BERT only in its weights: positions start
 //!   after the padding index (right padding makes token i's position `pad + 1 + i`), no token
 //!   types, and a relative-position bias per head and distance (its T5 buckets resolved on the
-//!   CPU once per model, 49 KB) that the attention kernel adds to every score.
+//!   CPU once per model, 49 KB) that the attention kernel adds to every score. nomic-bert and
+//!   ModernBERT have no position table: rotary positions (their cosines and sines computed on
+//!   the CPU by the CPU backend's own `Rope`, per batch for its length, and written beside the
+//!   inputs); their bias-free matrices get zero bias buffers, their gated feed-forwards one
+//!   `[2·inter, hidden]` matrix (gate rows first). nomic-bert's token-type row and ModernBERT's
+//!   embedding norm are applied on the CPU to the gathered rows.
 //! * **Kernels** (`wgsl/`): a tiled matmul (64×64 output tile per 16×16 workgroup, 4×4 per
 //!   thread, K in steps of 16 through workgroup memory; edges zero-padded, so any m, n, k)
 //!   with a fused epilogue (bias, then exact-erf GELU or a residual add); LayerNorm (one
 //!   workgroup per row, two-pass mean/variance); masked multi-head attention (one workgroup
 //!   per query × head × sentence: scores in workgroup memory, max-subtracted softmax, masked
-//!   keys excluded, MPNet's relative bias added); the embedding sum (word + position + token
+//!   keys excluded, MPNet's relative bias added, ModernBERT's sliding window on its local
+//!   layers); rotary positions in place on Q and K (`rope.wgsl`, NeoX halves); the gated
+//!   middle of a feed-forward (`glu.wgsl`: GELU or SiLU of the gate times the up half); the
+//!   embedding sum (word + position + token
 //!   type); pooling over the mask (mean, first token, last token or max: every mode the
 //!   loader accepts) fused with L2 normalisation. GELU uses Numerical Recipes' `erfcc` (fractional error
 //!   < 1.2e-7; the kernel test measures the GELU error on a dense grid).
 //! * **Dispatches.** Per layer 7: QKV matmul, attention, output projection + residual,
 //!   LayerNorm, FFN-in + GELU, FFN-out + residual, LayerNorm; plus 2 for the embeddings and 1
 //!   for pooling: 45 for MiniLM, all in one compute pass, **one submit and one readback per
-//!   batch** (`batch × hidden` floats).
+//!   batch** (`batch × hidden` floats). nomic-bert adds the rotary and gated steps per layer;
+//!   ModernBERT records its pre-norm order ([`graph`]) and a final LayerNorm, with its
+//!   activations in f32 (its residual stream is bound where activations are read).
+//! * **Length.** The attention kernel keeps a row of scores in workgroup memory: up to 512
+//!   tokens ([`kernels::ATTENTION_MAX_SEQ`]). A batch of longer sentences runs on the CPU
+//!   ([`GpuWithCpuFallback::encode_batches`], with a notice); the GPU goes on with the rest.
 //! * **Buffers.** Activations (`[rows, width]` f32 or f16), the mask and the readback buffer are
 //!   reused across batches (a [`graph`] of recorded steps): allocated for the first batch, grown
 //!   to the next power of two when a batch has more tokens; their bind groups are built once
@@ -153,7 +167,11 @@ impl GpuWithCpuFallback {
             requested: kind.as_str().into(),
             ..BackendStatus::cpu_only()
         };
-        let gpu = match GpuContext::new(options).await {
+        // ModernBERT's pre-norm layers add each residual to the f32 stream, which its first
+        // layer and the residual bindings read as activations: they are f32 for it.
+        let mut options = options.clone();
+        options.no_f16 |= file.info.architecture == "modern-bert";
+        let gpu = match GpuContext::new(&options).await {
             Ok(ctx) => {
                 let adapter = AdapterReport {
                     summary: ctx.adapter.clone(),
@@ -264,8 +282,39 @@ impl GpuWithCpuFallback {
     }
 
     /// Batches in order: on the GPU while it works (two in flight); a GPU failure switches to
-    /// the CPU and redoes these batches there.
+    /// the CPU and redoes these batches there. Batches of sentences longer than the GPU's
+    /// attention kernel takes (ModernBERT and nomic-bert read up to 8,192 tokens) run on the
+    /// CPU, with a notice, and the GPU goes on with the rest.
     pub async fn encode_batches(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
+        let fits = |b: &TokenBatch| b.seq_len <= kernels::ATTENTION_MAX_SEQ;
+        if self.gpu.borrow().is_none() || batches.iter().all(fits) {
+            return self.encode_runs(batches).await;
+        }
+        let mut out = Vec::with_capacity(batches.len());
+        let mut rest = batches;
+        while let Some(first) = rest.first() {
+            let on_gpu = fits(first);
+            let run = rest.iter().take_while(|b| fits(b) == on_gpu).count();
+            let (this, next) = rest.split_at(run);
+            if on_gpu {
+                out.extend(self.encode_runs(this).await?);
+            } else {
+                let note = format!(
+                    "sentences longer than {} tokens run on the CPU (the GPU attention kernel's \
+                     limit)",
+                    kernels::ATTENTION_MAX_SEQ
+                );
+                if !self.status.borrow().notices.contains(&note) {
+                    self.notice(note);
+                }
+                out.extend(self.cpu()?.encode_many(this)?);
+            }
+            rest = next;
+        }
+        Ok(out)
+    }
+
+    async fn encode_runs(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
         if let Some(gpu) = self.gpu() {
             match gpu.encode_many_async(batches).await {
                 Ok(v) => return Ok(v),

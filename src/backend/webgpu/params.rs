@@ -109,7 +109,9 @@ uniform_params! {
         /// 0: no relative-position bias; else the bias table is `[heads, 2·rel_span − 1]`
         /// (MPNet), indexed by `key − query + rel_span − 1`.
         rel_span: u32,
-        _pad: u32,
+        /// A sliding window (ModernBERT's local layers): only keys with `|key − query| <
+        /// window`; 0 = every key.
+        window: u32,
     }
 }
 
@@ -121,6 +123,33 @@ uniform_params! {
         dim: u32,
         /// [`POOL_MEAN`], [`POOL_CLS`], [`POOL_LAST`] or [`POOL_MAX`].
         mode: u32,
+    }
+}
+
+uniform_params! {
+    /// `wgsl/rope.wgsl`: rotary positions over the queries and keys of the token rows of a
+    /// `[rows, 3 · heads · 2 · half]` QKV buffer, `len = rows · 2 · heads · half` pairs;
+    /// position = row mod `seq`.
+    RopeParams {
+        len: u32,
+        seq: u32,
+        heads: u32,
+        half: u32,
+    }
+}
+
+/// The gate activations of [`GluParams::act`].
+pub(crate) const GLU_GELU: u32 = 0;
+pub(crate) const GLU_SILU: u32 = 1;
+
+uniform_params! {
+    /// `wgsl/glu.wgsl`: `y[r, j] = act(x[r, j]) · x[r, inter + j]`, `len = rows · inter`.
+    GluParams {
+        len: u32,
+        inter: u32,
+        /// [`GLU_GELU`] or [`GLU_SILU`].
+        act: u32,
+        _pad: u32,
     }
 }
 

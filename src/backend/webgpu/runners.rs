@@ -197,6 +197,7 @@ impl GpuContext {
             heads,
             head_dim,
             relative_bias: relative.is_some(),
+            window: 0,
         };
         let shape = Shape::batch(batch, seq);
         let buffers = [&qkv, &mask, &bias, &ctx];

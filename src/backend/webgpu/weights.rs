@@ -1,7 +1,8 @@
 //! The encoder's weights on the GPU, uploaded once per model with the sizes the graph needs.
 //! One upload per architecture (BERT, MPNet: the same layer, different names, position
-//! handling and MPNet's relative-position bias); building the graph of a batch (`graph.rs`)
-//! only reads them. Linear weights stay as the file stores them: f32, or q8_0 / q4_0 blocks
+//! handling and MPNet's relative-position bias; nomic-bert: BERT's post-norm layer with rotary
+//! positions and a gated feed-forward; ModernBERT: pre-norm layers, local and global);
+//! building the graph of a batch (`graph.rs`) only reads them. Linear weights stay as the file stores them: f32, or q8_0 / q4_0 blocks
 //! that the matmul kernel dequantizes (f16 files are widened to f32).
 
 use std::borrow::Cow;
@@ -13,9 +14,10 @@ use candle_core::Device;
 use super::buffers::{f32_bytes, upload_weights, ErrorScopes, GpuDevice};
 use super::context::GpuContext;
 use super::kernels::{check_attention_shape, WeightFormat, ATTENTION_MAX_SEQ};
+use crate::backend::cpu::Rope;
 use crate::backend::cpu::{relative_bias_by_distance, relative_buckets};
 use crate::error::{coded, ErrorCode};
-use crate::model::tensor_names::{self as names, LayerNames};
+use crate::model::tensor_names::{self as names, GatedLayerNames, LayerNames, PreNormLayerNames};
 use crate::model::{ModelFile, Pooling};
 
 pub(crate) struct Linear {
@@ -33,10 +35,40 @@ pub(crate) struct Layer {
     /// Query, key and value fused into one `[3·hidden, hidden]` matrix: one matmul, not three.
     pub qkv: Linear,
     pub attention_out: Linear,
-    pub attention_norm: Norm,
-    pub intermediate: Linear,
+    /// Post-norm: after the attention's residual sum; pre-norm: before the attention (none in
+    /// ModernBERT's first layer, whose input is normed already).
+    pub attention_norm: Option<Norm>,
+    pub ffn: Ffn,
     pub output: Linear,
+    /// Post-norm: after the feed-forward's residual sum; pre-norm: before the feed-forward.
     pub output_norm: Norm,
+    /// Rotary positions: the index of the table in [`GpuWeights::rotary`] (global or local).
+    pub rotary: Option<usize>,
+    /// ModernBERT's local layers: keys with `|key − query| < window` (0: all).
+    pub window: usize,
+}
+
+/// The feed-forward's input projection.
+pub(crate) enum Ffn {
+    /// `gelu(x·W + b)` (BERT, MPNet): GELU fused into the matmul.
+    Gelu(Linear),
+    /// `act(x·Wg) ⊙ x·Wu` from one `[2·inter, hidden]` matrix, the gate's rows first
+    /// (ModernBERT's `Wi` as stored, nomic-bert's gate and up matrices stacked).
+    Gated { up_gate: Linear, silu: bool },
+}
+
+/// How a batch's gathered word rows become the first layer's input.
+pub(crate) enum Input {
+    /// BERT, MPNet: position rows and the type row added on the GPU, then the LayerNorm.
+    Table {
+        positions: wgpu::Buffer,
+        token_type0: wgpu::Buffer,
+        norm: Norm,
+    },
+    /// nomic-bert: the type row added on the CPU (no position table), the LayerNorm on the GPU.
+    TypeRow { token_type0: Vec<f32>, norm: Norm },
+    /// ModernBERT: the LayerNorm (no bias) on the CPU; the residual stream starts normed.
+    Normed { gamma: Vec<f32>, eps: f32 },
 }
 
 /// The model's sizes.
@@ -55,12 +87,12 @@ pub(crate) struct Dims {
 /// Uploaded weights of one model.
 pub(crate) struct GpuWeights {
     pub dims: Dims,
-    /// The position rows of tokens 0, 1, 2, … of a sentence.
-    pub positions: wgpu::Buffer,
-    /// Row 0 of the token-type table (single-segment input); zeros for MPNet, which has none.
-    pub token_type0: wgpu::Buffer,
-    pub embed_norm: Norm,
+    pub input: Input,
     pub layers: Vec<Layer>,
+    /// Pre-norm layers (ModernBERT), with a norm after the last one.
+    pub final_norm: Option<Norm>,
+    /// The rotary tables' angles (global, then local), made per batch on the CPU.
+    pub rotary: Vec<Rope>,
     /// MPNet's relative-position bias per head and distance, `[heads, 2·ATTENTION_MAX_SEQ − 1]`.
     pub relative_bias: Option<wgpu::Buffer>,
     pub pooling: Pooling,
@@ -71,25 +103,34 @@ impl GpuWeights {
     /// backend does not run and when the device reports an error.
     pub async fn upload(ctx: &GpuContext, file: &ModelFile) -> Result<Self> {
         let architecture = file.info.architecture.as_str();
-        if !matches!(architecture, "bert" | "mpnet") {
+        if !matches!(
+            architecture,
+            "bert" | "mpnet" | "nomic-bert" | "modern-bert"
+        ) {
             return Err(coded(
                 ErrorCode::UnsupportedArchitecture,
                 format!(
-                    "the GPU backend runs BERT and MPNet encoders; this file is '{architecture}'"
+                    "the GPU backend runs BERT, MPNet, nomic-bert and ModernBERT encoders; this \
+                     file is '{architecture}'"
                 ),
             ));
         }
         let cfg = &file.config;
-        check_attention_shape(file.info.max_seq_length, cfg.head_dim())?;
+        // Longer sentences run on the CPU (`GpuWithCpuFallback::encode_batches`).
+        check_attention_shape(
+            file.info.max_seq_length.min(ATTENTION_MAX_SEQ),
+            cfg.head_dim(),
+        )?;
         let scopes = ErrorScopes::open(&ctx.device);
         let host = Host {
             file,
             device: &ctx.device,
         };
-        let weights = if architecture == "mpnet" {
-            host.mpnet()
-        } else {
-            host.bert()
+        let weights = match architecture {
+            "mpnet" => host.mpnet(),
+            "nomic-bert" => host.nomic_bert(),
+            "modern-bert" => host.modern_bert(),
+            _ => host.bert(),
         };
         scopes
             .close("uploading the weights")
@@ -158,10 +199,12 @@ impl Host<'_> {
                 Ok(Layer {
                     qkv: self.linear("qkv", &[&n.query, &n.key, &n.value], h, h)?,
                     attention_out: self.linear("attention_out", &[&n.attention_out], h, h)?,
-                    attention_norm: self.norm(&n.attention_norm)?,
-                    intermediate: self.linear("intermediate", &[&n.intermediate], i, h)?,
+                    attention_norm: Some(self.norm(&n.attention_norm)?),
+                    ffn: Ffn::Gelu(self.linear("intermediate", &[&n.intermediate], i, h)?),
                     output: self.linear("output", &[&n.output], h, i)?,
                     output_norm: self.norm(&n.output_norm)?,
+                    rotary: None,
+                    window: 0,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -176,22 +219,147 @@ impl Host<'_> {
         let positions = self.upload("positions", len, || {
             Ok(self.f32_data(name)?[skipped..].to_vec())
         })?;
-        Ok(GpuWeights {
-            dims: Dims {
-                hidden: h,
-                heads: cfg.num_attention_heads,
-                head_dim: cfg.head_dim(),
-                inter: i,
-                eps: cfg.layer_norm_eps as f32,
-                max_positions: rows - first_position,
-            },
+        let input = Input::Table {
             positions,
             token_type0,
-            embed_norm: self.norm(names::EMBEDDINGS_NORM)?,
+            norm: self.norm(names::EMBEDDINGS_NORM)?,
+        };
+        Ok(self.weights(
+            input,
             layers,
+            None,
+            Vec::new(),
+            relative_bias,
+            rows - first_position,
+        ))
+    }
+
+    /// nomic-bert: BERT's post-norm layers without biases, rotary positions (one base), a
+    /// SwiGLU feed-forward whose gate and up matrices are stacked into one.
+    fn nomic_bert(&self) -> Result<GpuWeights> {
+        let cfg = &self.file.config;
+        let (h, i) = (cfg.hidden_size, cfg.intermediate_size);
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|l| {
+                let n = GatedLayerNames::nomic_bert(l);
+                Ok(Layer {
+                    qkv: self.linear_no_bias("qkv", &[&n.qkv], 3 * h, h)?,
+                    attention_out: self.linear_no_bias(
+                        "attention_out",
+                        &[&n.attention_out],
+                        h,
+                        h,
+                    )?,
+                    attention_norm: Some(self.norm(&n.attention_norm)?),
+                    ffn: Ffn::Gated {
+                        up_gate: self.linear_no_bias("up_gate", &[&n.gate, &n.up], i, h)?,
+                        silu: true,
+                    },
+                    output: self.linear_no_bias("output", &[&n.down], h, i)?,
+                    output_norm: self.norm(&n.output_norm)?,
+                    rotary: Some(0),
+                    window: 0,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let type0 = self
+            .file
+            .tensor(names::TOKEN_TYPE_EMBEDDINGS)?
+            .dequantize(&Device::Cpu)?;
+        let input = Input::TypeRow {
+            token_type0: type0.get(0)?.to_vec1()?,
+            norm: self.norm(names::EMBEDDINGS_NORM)?,
+        };
+        let theta = cfg
+            .rope_theta
+            .ok_or_else(|| anyhow!("nomic-bert needs a rotary base"))?;
+        let rotary = vec![Rope::new(cfg.head_dim(), theta)];
+        let positions = cfg.max_position_embeddings;
+        Ok(self.weights(input, layers, None, rotary, None, positions))
+    }
+
+    /// ModernBERT: pre-norm layers of fused, bias-free projections and LayerNorms, global
+    /// layers (every key, the global rotary base) and local ones (the window, the local base),
+    /// a GeGLU (or SwiGLU) feed-forward from one matrix, a final norm.
+    fn modern_bert(&self) -> Result<GpuWeights> {
+        let cfg = &self.file.config;
+        let (h, i) = (cfg.hidden_size, cfg.intermediate_size);
+        let missing = |what: &str| anyhow!("modern-bert needs {what}");
+        let global = cfg.rope_theta.ok_or_else(|| missing("a rotary base"))?;
+        let local = cfg.local_rope_theta.unwrap_or(global);
+        let window = cfg
+            .local_attention
+            .ok_or_else(|| missing("an attention window"))?
+            / 2
+            + 1;
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|l| {
+                let n = PreNormLayerNames::modern_bert(l);
+                let is_global = cfg.is_global_layer(l);
+                Ok(Layer {
+                    qkv: self.linear_no_bias("qkv", &[&n.qkv], 3 * h, h)?,
+                    attention_out: self.linear_no_bias(
+                        "attention_out",
+                        &[&n.attention_out],
+                        h,
+                        h,
+                    )?,
+                    attention_norm: n
+                        .attention_norm
+                        .as_deref()
+                        .map(|p| self.norm_no_bias(p))
+                        .transpose()?,
+                    ffn: Ffn::Gated {
+                        up_gate: self.linear_no_bias("up_gate", &[&n.up_gate], 2 * i, h)?,
+                        silu: cfg.hidden_act == "swiglu",
+                    },
+                    output: self.linear_no_bias("output", &[&n.down], h, i)?,
+                    output_norm: self.norm_no_bias(&n.ffn_norm)?,
+                    rotary: Some(usize::from(!is_global)),
+                    window: if is_global { 0 } else { window },
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let gamma = self.file.tensor(&names::weight(names::EMBEDDINGS_NORM))?;
+        let input = Input::Normed {
+            gamma: gamma.dequantize(&Device::Cpu)?.to_vec1()?,
+            eps: cfg.layer_norm_eps as f32,
+        };
+        let rotary = vec![
+            Rope::new(cfg.head_dim(), global),
+            Rope::new(cfg.head_dim(), local),
+        ];
+        let final_norm = Some(self.norm_no_bias(names::OUTPUT_NORM)?);
+        let positions = cfg.max_position_embeddings;
+        Ok(self.weights(input, layers, final_norm, rotary, None, positions))
+    }
+
+    fn weights(
+        &self,
+        input: Input,
+        layers: Vec<Layer>,
+        final_norm: Option<Norm>,
+        rotary: Vec<Rope>,
+        relative_bias: Option<wgpu::Buffer>,
+        max_positions: usize,
+    ) -> GpuWeights {
+        let cfg = &self.file.config;
+        GpuWeights {
+            dims: Dims {
+                hidden: cfg.hidden_size,
+                heads: cfg.num_attention_heads,
+                head_dim: cfg.head_dim(),
+                inter: cfg.intermediate_size,
+                eps: cfg.layer_norm_eps as f32,
+                max_positions,
+            },
+            input,
+            layers,
+            final_norm,
+            rotary,
             relative_bias,
             pooling: self.file.info.pooling_mode(),
-        })
+        }
     }
 
     /// A weight buffer of `len` bytes; `read` is called only when really uploading.
@@ -243,6 +411,28 @@ impl Host<'_> {
     /// as the file's bytes (a matrix's blocks run along its rows, so stacking is
     /// concatenation) when every part has the same dtype; anything else as f32.
     fn linear(&self, label: &str, prefixes: &[&str], out: usize, inp: usize) -> Result<Linear> {
+        self.linear_with(label, prefixes, out, inp, true)
+    }
+
+    /// [`Self::linear`] of layers without biases (a zero bias is bound: the kernel adds it).
+    fn linear_no_bias(
+        &self,
+        label: &str,
+        prefixes: &[&str],
+        out: usize,
+        inp: usize,
+    ) -> Result<Linear> {
+        self.linear_with(label, prefixes, out, inp, false)
+    }
+
+    fn linear_with(
+        &self,
+        label: &str,
+        prefixes: &[&str],
+        out: usize,
+        inp: usize,
+        has_bias: bool,
+    ) -> Result<Linear> {
         let weights: Vec<String> = prefixes.iter().map(|p| names::weight(p)).collect();
         let mut dtypes = Vec::with_capacity(weights.len());
         for name in &weights {
@@ -273,11 +463,27 @@ impl Host<'_> {
                 Ok(bytes)
             })?
         };
-        let biases: Vec<String> = prefixes.iter().map(|p| names::bias(p)).collect();
-        Ok(Linear {
-            w,
-            format,
-            b: self.f32_vectors(label, &biases)?,
+        let b = if has_bias {
+            let biases: Vec<String> = prefixes.iter().map(|p| names::bias(p)).collect();
+            self.f32_vectors(label, &biases)?
+        } else {
+            self.zeros(label, weights.len() * out)?
+        };
+        Ok(Linear { w, format, b })
+    }
+
+    /// A buffer of `len` f32 zeros (the bias of a layer without one).
+    fn zeros(&self, label: &str, len: usize) -> Result<wgpu::Buffer> {
+        self.upload(label, len as u64 * 4, || Ok(vec![0; len * 4]))
+    }
+
+    /// A LayerNorm without bias (ModernBERT's), run with a zero one.
+    fn norm_no_bias(&self, prefix: &str) -> Result<Norm> {
+        let [width] = <[usize; 1]>::try_from(self.file.tensor_layout(&names::weight(prefix))?.0)
+            .map_err(|_| anyhow!("{prefix}.weight is not a vector"))?;
+        Ok(Norm {
+            g: self.f32_vectors(prefix, &[names::weight(prefix)])?,
+            b: self.zeros(prefix, width)?,
         })
     }
 

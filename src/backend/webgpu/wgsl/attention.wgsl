@@ -3,6 +3,8 @@
 // q, k, v come packed per token as [q (hidden) | k (hidden) | v (hidden)] (the fused QKV matmul).
 // MPNet adds a learned relative-position bias to every score: rel_bias[h, j − i + rel_span − 1]
 // (its buckets resolved per distance on the CPU, once per model); rel_span = 0 means none.
+// A sliding window (ModernBERT's local layers) masks the keys with |j − i| >= window as it does
+// padding; window = 0 means none.
 
 // `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in ../params.rs, and
 // `Act`, how activations are stored (f32 or f16; computed in f32).
@@ -22,6 +24,12 @@ var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
 // Each thread's partial output sums, added per component at the end.
 var<workgroup> partials: array<f32, WG>;
 
+// Does query i of sentence b see key j: a token, within the window if there is one?
+fn visible(b: u32, i: u32, j: u32) -> bool {
+    let distance = max(i, j) - min(i, j);
+    return mask[b * p.seq + j] != 0u && (p.window == 0u || distance < p.window);
+}
+
 // `reduce_max(lid, v)` / `reduce_sum(lid, v)`: the softmax's workgroup max and sum, from
 // reduce.wgsl or reduce_subgroup.wgsl.
 
@@ -40,7 +48,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     var local_max = -3.0e38;
     for (var j = lid; j < p.seq; j += WG) {
         var s = -3.0e38;
-        if (mask[b * p.seq + j] != 0u) {
+        if (visible(b, i, j)) {
             let row_k = (b * p.seq + j) * stride + p.hidden + h * p.head_dim;
             var qk = 0.0;
             for (var d = 0u; d < p.head_dim; d++) {
@@ -59,7 +67,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     var local_sum = 0.0;
     for (var j = lid; j < p.seq; j += WG) {
         var e = 0.0;
-        if (mask[b * p.seq + j] != 0u) {
+        if (visible(b, i, j)) {
             e = exp(scores[j] - m);
         }
         scores[j] = e;
