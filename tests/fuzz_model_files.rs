@@ -46,6 +46,12 @@ fn nomic() -> Vec<u8> {
     common::RandomEncoder::load("nomic-bert").bytes("q8_0")
 }
 
+/// llama.cpp's XLM-R file of multilingual-e5-small (f16, `t5` Unigram vocabulary; made by
+/// `./build.sh fixtures`): the crafted tokenizer cases only (242 MB is too large to mutate).
+fn xlm_r() -> Vec<u8> {
+    read(common::root().join("tests/artifacts/e5/multilingual-e5-small.llamacpp.f16.gguf"))
+}
+
 fn llama() -> Vec<u8> {
     read(common::llama_path("q8_0"))
 }
@@ -603,6 +609,75 @@ fn crafted_files_name_their_problem() {
             "bos token id 1048576 is not in the vocabulary",
         ),
     ];
+    // Hostile SentencePiece (t5) metadata: each a clear error, never a panic.
+    let xlm_r = xlm_r();
+    let charsmap = "tokenizer.ggml.precompiled_charsmap";
+    let cut_charsmap = match crafted::metadata(&xlm_r, charsmap) {
+        Some(Value::Array(items)) => Value::Array(items[..items.len() / 3].to_vec()),
+        other => panic!("{charsmap}: {other:?}"),
+    };
+    let short_scores = match crafted::metadata(&xlm_r, "tokenizer.ggml.scores") {
+        Some(Value::Array(items)) => Value::Array(items[..10].to_vec()),
+        other => panic!("scores: {other:?}"),
+    };
+    let mut nan_scores = match crafted::metadata(&xlm_r, "tokenizer.ggml.scores") {
+        Some(Value::Array(items)) => items,
+        other => panic!("scores: {other:?}"),
+    };
+    nan_scores[7] = Value::F32(f32::NAN);
+    let t5_cases = [
+        (
+            "a truncated charsmap",
+            crafted::set_metadata(&xlm_r, charsmap, cut_charsmap),
+            "Precompiled normalizer is invalid",
+        ),
+        (
+            "fewer scores than tokens",
+            crafted::set_metadata(&xlm_r, "tokenizer.ggml.scores", short_scores),
+            "250037 tokens but 10 scores",
+        ),
+        (
+            "a score that is not a number",
+            crafted::set_metadata(&xlm_r, "tokenizer.ggml.scores", Value::Array(nan_scores)),
+            "token 7's score is not a finite number",
+        ),
+        (
+            "an empty vocabulary",
+            crafted::set_metadata(
+                &crafted::set_metadata(
+                    &crafted::set_metadata(&xlm_r, "tokenizer.ggml.tokens", Value::Array(vec![])),
+                    "tokenizer.ggml.token_type",
+                    Value::Array(vec![]),
+                ),
+                "tokenizer.ggml.scores",
+                Value::Array(vec![]),
+            ),
+            "vocab_size = 0 is outside",
+        ),
+        (
+            "an unknown token outside the vocabulary",
+            crafted::set_metadata(
+                &xlm_r,
+                "tokenizer.ggml.unknown_token_id",
+                Value::U32(1 << 20),
+            ),
+            "unknown token id 1048576 is not in the vocabulary",
+        ),
+    ];
+    for (what, bytes, expected) in t5_cases {
+        // The tokenizer is built when the model loads (the file's reading only rebuilds its JSON).
+        let e = match ModelFile::from_bytes(bytes.clone()) {
+            Err(e) => e,
+            Ok(_) => load_embedder(bytes, BackendKind::Cpu)
+                .and_then(|m| m.embed(&["Petr miluje Marii."]))
+                .err()
+                .unwrap_or_else(|| panic!("{what}: loaded and embedded")),
+        };
+        let (code, msg) = (code_of(&e), format!("{e:#}"));
+        assert_eq!(code, ErrorCode::BadModel, "{what}: {msg}");
+        assert!(msg.contains(expected), "{what}: {msg}");
+        println!("t5 vocabulary, {what}: refused ({msg})");
+    }
     for (what, bytes, expected) in cases {
         let (code, msg, _) = load_error(&bytes);
         assert_eq!(code, ErrorCode::BadModel, "{what}: {msg}");
@@ -622,7 +697,7 @@ fn crafted_files_name_their_problem() {
         (
             "a SentencePiece vocabulary",
             crafted::set_metadata(&nomic(), "tokenizer.ggml.model", Value::String("t5".into())),
-            "nomic-bert file with a 't5' vocabulary: we read nomic-bert files with a 'bert' one",
+            "nomic-bert file with a 't5' vocabulary: we read nomic-bert files with bert",
         ),
         (
             "a BPE pre-tokenizer we do not rebuild",

@@ -71,18 +71,19 @@ fn dataset_texts() -> BTreeSet<String> {
     texts
 }
 
-#[test]
-fn e5_token_ids_are_the_reference_tokenizers_on_every_dataset_text() {
+/// llama.cpp's own XLM-R file of the same weights (f16, made by the pinned converter from an
+/// XLMRobertaModel folder: `general.architecture = bert`, `tokenizer.ggml.model = t5`).
+const LLAMA_FILE: &str = "multilingual-e5-small.llamacpp.f16.gguf";
+
+/// Every dataset text gets the reference tokenizer's ids from `bytes`' tokenizer (ours: the
+/// model's tokenizer.json; llama.cpp's: rebuilt from its `t5` vocabulary).
+fn ids_hold(what: &str, bytes: Vec<u8>) {
     #[derive(Deserialize)]
     struct Ids {
         texts: Vec<String>,
         ids: Vec<Vec<u32>>,
     }
-    let file = ModelFile::from_bytes(common::model_bytes(NAME, "q4_0")).unwrap();
-    let embedder =
-        sr_bench::backend::load_embedder(common::model_bytes(NAME, "q4_0"), BackendKind::Cpu)
-            .unwrap();
-    assert_eq!(file.info.vocab_size, 250_002);
+    let embedder = sr_bench::backend::load_embedder(bytes, BackendKind::Cpu).unwrap();
     let want: Ids = serde_json::from_slice(&artifact(&format!("{NAME}.ids.json"))).unwrap();
     let by_text: HashMap<&str, &Vec<u32>> = want
         .texts
@@ -111,9 +112,40 @@ fn e5_token_ids_are_the_reference_tokenizers_on_every_dataset_text() {
     }
     assert_eq!(texts.len(), want.texts.len(), "the same set of texts");
     println!(
-        "{NAME}: identical token ids on {} dataset texts (SR, STS-B dev/test, Czech News STS)",
+        "{what}: identical token ids on {} dataset texts (SR, STS-B dev/test, Czech News STS) \
+         and the 91 reference texts",
         texts.len()
     );
+}
+
+#[test]
+fn e5_token_ids_are_the_reference_tokenizers_on_every_dataset_text() {
+    let file = ModelFile::from_bytes(common::model_bytes(NAME, "q4_0")).unwrap();
+    assert_eq!(file.info.vocab_size, 250_002);
+    ids_hold(NAME, common::model_bytes(NAME, "q4_0"));
+}
+
+#[test]
+fn llama_cpp_xlm_r_vocabulary_rebuilt_gives_the_reference_ids() {
+    let bytes = artifact(LLAMA_FILE);
+    let file = ModelFile::from_bytes(bytes.clone()).unwrap();
+    // The converter pads the vocabulary to the table's 250,037 rows ("[PAD250002]" …).
+    assert_eq!(file.info.vocab_size, 250_037);
+    ids_hold("llama.cpp's t5 vocabulary", bytes);
+}
+
+#[test]
+fn llama_cpp_xlm_r_file_matches_the_reference() {
+    let reference = reference();
+    let embedder = load_embedder(artifact(LLAMA_FILE), BackendKind::Cpu).unwrap();
+    let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
+    let (min, text) = worst(&reference, &embedder.embed(&texts).unwrap());
+    println!(
+        "{LLAMA_FILE} on the CPU vs the reference over {} texts: min cosine {min:.7} ({:?})",
+        texts.len(),
+        text.chars().take(40).collect::<String>()
+    );
+    assert!(min >= 0.9995, "{min} on {text:?}");
 }
 
 /// (min cosine, the text it was on) of `embeddings` against the reference's.

@@ -1,7 +1,8 @@
 //! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert`,
 //! `nomic-bert` or `modern-bert`): their hyper-parameters under `<architecture>.*`, tensors
 //! named `token_embd`, `blk.N.attn_q`, …, and the vocabulary as `tokenizer.ggml.*`: WordPiece
-//! in llama.cpp's "phantom space" spelling, or byte-level BPE (tokens and merges). Read into the
+//! in llama.cpp's "phantom space" spelling, XLM-R's SentencePiece Unigram (`t5`: tokens,
+//! scores, the precompiled charsmap), or byte-level BPE (tokens and merges). Read into the
 //! same [`EncoderConfig`] and tokenizer JSON as our own files; a `bert` file runs on every
 //! backend unchanged.
 
@@ -26,11 +27,14 @@ pub(super) fn is_llama_file(meta: &Metadata) -> bool {
 /// files carry (`tokenizer.ggml.model`: `bert` = WordPiece, `gpt2` = byte-level BPE).
 pub const ARCHITECTURES: [&str; 3] = ["bert", "nomic-bert", "modern-bert"];
 
-fn vocabulary_of(architecture: &str) -> &'static str {
-    if architecture == "modern-bert" {
-        "gpt2"
-    } else {
-        "bert"
+/// The vocabularies (`tokenizer.ggml.model`) we rebuild for each architecture: WordPiece
+/// (`bert`), SentencePiece Unigram (`t5`: XLM-R's, in multilingual BERT-family files), byte-level
+/// BPE (`gpt2`).
+fn vocabularies_of(architecture: &str) -> &'static [&'static str] {
+    match architecture {
+        "modern-bert" => &["gpt2"],
+        "nomic-bert" => &["bert"],
+        _ => &["bert", "t5"],
     }
 }
 
@@ -61,14 +65,14 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         ));
     }
     let vocabulary = meta.text("tokenizer.ggml.model")?;
-    if vocabulary != vocabulary_of(&architecture) {
+    if !vocabularies_of(&architecture).contains(&vocabulary.as_str()) {
         return Err(coded(
             ErrorCode::UnsupportedArchitecture,
             format!(
                 "llama.cpp {architecture} file with a '{vocabulary}' vocabulary: we read \
-                 {architecture} files with a '{}' one (WordPiece 'bert' for bert and \
-                 nomic-bert, byte-level BPE 'gpt2' for modern-bert)",
-                vocabulary_of(&architecture)
+                 {architecture} files with {} (WordPiece 'bert' or XLM-R's Unigram 't5' for \
+                 bert, 'bert' for nomic-bert, byte-level BPE 'gpt2' for modern-bert)",
+                vocabularies_of(&architecture).join(" or ")
             ),
         ));
     }
@@ -174,7 +178,35 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
     let special = |k: &str, fallback: &str| -> Result<String> {
         Ok(special_token(k)?.unwrap_or_else(|| fallback.to_string()))
     };
-    let tokenizer_json = if vocabulary == "gpt2" {
+    // ModernBERT's and XLM-R's files: add_bos and add_eos around the text.
+    let around = |flag: &str, first: &str, second: &str| -> Result<Option<String>> {
+        if !meta.bool(flag).unwrap_or(true) {
+            return Ok(None);
+        }
+        Ok(special_token(first)?.or(special_token(second)?))
+    };
+    let tokenizer_json = if vocabulary == "t5" {
+        let unk = meta.size("tokenizer.ggml.unknown_token_id")?;
+        let charsmap = match meta.get("tokenizer.ggml.precompiled_charsmap") {
+            Some(_) => meta.bytes("tokenizer.ggml.precompiled_charsmap")?,
+            None => Vec::new(),
+        };
+        unigram_json(
+            &tokens,
+            &types,
+            &meta.floats("tokenizer.ggml.scores")?,
+            Normalization {
+                charsmap: &charsmap,
+                add_space_prefix: meta.bool("tokenizer.ggml.add_space_prefix").unwrap_or(true),
+                remove_extra_whitespaces: meta
+                    .bool("tokenizer.ggml.remove_extra_whitespaces")
+                    .unwrap_or(true),
+            },
+            unk,
+            around("tokenizer.ggml.add_bos_token", "bos", "cls")?.as_deref(),
+            around("tokenizer.ggml.add_eos_token", "eos", "seperator")?.as_deref(),
+        )?
+    } else if vocabulary == "gpt2" {
         let pre = meta.text("tokenizer.ggml.pre")?;
         if !BPE_PRE_TOKENIZERS.contains(&pre.as_str()) {
             return Err(coded(
@@ -185,13 +217,7 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
                 ),
             ));
         }
-        // ModernBERT's files: add_bos and add_eos, with [CLS] as bos and [SEP] as eos.
-        let around = |flag: &str, first: &str, second: &str| -> Result<Option<String>> {
-            if !meta.bool(flag).unwrap_or(true) {
-                return Ok(None);
-            }
-            Ok(special_token(first)?.or(special_token(second)?))
-        };
+        // ModernBERT's files: [CLS] as bos and [SEP] as eos.
         bpe_json(
             &tokens,
             &types,
@@ -244,10 +270,7 @@ fn bpe_json(
     let mut added = Vec::new();
     for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
         if kind == CONTROL {
-            added.push(
-                json!({"id": id, "content": token, "single_word": false, "lstrip": false,
-                "rstrip": false, "normalized": false, "special": true}),
-            );
+            added.push(special_added_token(id, token));
         }
         vocab.entry(token.clone()).or_insert(json!(id));
     }
@@ -257,11 +280,118 @@ fn bpe_json(
             bail!("llama.cpp file: the merge '{merge}' is not two tokens of the vocabulary");
         }
     }
+    let post_processor = template(&vocab, start, end);
+    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+        "use_regex": true});
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": null,
+        "pre_tokenizer": byte_level,
+        "post_processor": post_processor,
+        "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null,
+            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+            "byte_fallback": false, "ignore_merges": false, "vocab": Json::Object(vocab),
+            "merges": merges},
+    });
+    Ok(tokenizer.to_string())
+}
+
+/// The text normalisation a SentencePiece vocabulary records.
+struct Normalization<'a> {
+    /// SentencePiece's precompiled normalisation rules (NFKC and more); empty: none.
+    charsmap: &'a [u8],
+    /// A "▁" before the first word, as SentencePiece's dummy prefix.
+    add_space_prefix: bool,
+    /// Runs of spaces collapse to one.
+    remove_extra_whitespaces: bool,
+}
+
+/// The `tokenizers` JSON of XLM-R's SentencePiece Unigram pipeline over llama.cpp's `t5`
+/// vocabulary, as transformers builds it for XLM-R: the Precompiled normaliser from the
+/// charsmap and " {2,}" → " ", Metaspace "▁" (with the dummy prefix when the file says so), the
+/// Unigram model with the file's scores, `<s> A </s>` from the bos/eos the file adds.
+fn unigram_json(
+    tokens: &[String],
+    types: &[i64],
+    scores: &[f32],
+    normalization: Normalization,
+    unk: usize,
+    start: Option<&str>,
+    end: Option<&str>,
+) -> Result<String> {
+    if scores.len() != tokens.len() {
+        bail!(
+            "llama.cpp file: {} tokens but {} scores",
+            tokens.len(),
+            scores.len()
+        );
+    }
+    if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
+        bail!("llama.cpp file: token {i}'s score is not a finite number");
+    }
+    if unk >= tokens.len() {
+        bail!(
+            "llama.cpp file: unknown token id {unk} is not in the vocabulary of {}",
+            tokens.len()
+        );
+    }
+    let mut added = Vec::new();
+    let mut ids: Map<String, Json> = Map::new();
+    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
+        if kind == CONTROL {
+            added.push(special_added_token(id, token));
+        }
+        ids.entry(token.clone()).or_insert(json!(id));
+    }
+    let vocab: Vec<Json> = tokens
+        .iter()
+        .zip(scores)
+        .map(|(t, &s)| json!([t, s]))
+        .collect();
+    let mut normalizers = Vec::new();
+    if !normalization.charsmap.is_empty() {
+        normalizers.push(json!({"type": "Precompiled",
+            "precompiled_charsmap": base64::encode(normalization.charsmap)}));
+    }
+    if normalization.remove_extra_whitespaces {
+        normalizers.push(json!({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}));
+    }
+    let metaspace = json!({"type": "Metaspace", "replacement": WORD_START.to_string(),
+        "prepend_scheme": if normalization.add_space_prefix { "always" } else { "never" },
+        "split": true});
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": if normalizers.is_empty() { Json::Null }
+            else { json!({"type": "Sequence", "normalizers": normalizers}) },
+        "pre_tokenizer": metaspace,
+        "post_processor": template(&ids, start, end),
+        "decoder": metaspace,
+        "model": {"type": "Unigram", "unk_id": unk, "vocab": vocab, "byte_fallback": false},
+    });
+    Ok(tokenizer.to_string())
+}
+
+/// A control token as `tokenizers` keeps it: matched before normalisation, never split.
+fn special_added_token(id: usize, token: &str) -> Json {
+    json!({"id": id, "content": token, "single_word": false, "lstrip": false, "rstrip": false,
+        "normalized": false, "special": true})
+}
+
+/// `start A end` (and `start A end B end` for pairs) as a TemplateProcessing post-processor;
+/// `ids` maps the tokens to their ids.
+fn template(ids: &Map<String, Json>, start: Option<&str>, end: Option<&str>) -> Json {
     let mut special_tokens = Map::new();
     for token in [start, end].into_iter().flatten() {
         special_tokens.insert(
             token.to_string(),
-            json!({"id": token, "ids": [vocab[token].clone()], "tokens": [token]}),
+            json!({"id": token, "ids": [ids[token].clone()], "tokens": [token]}),
         );
     }
     let special = |token: Option<&str>, type_id: u32| {
@@ -282,24 +412,8 @@ fn bpe_json(
     .into_iter()
     .flatten()
     .collect();
-    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
-        "use_regex": true});
-    let tokenizer = json!({
-        "version": "1.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": added,
-        "normalizer": null,
-        "pre_tokenizer": byte_level,
-        "post_processor": {"type": "TemplateProcessing", "single": single, "pair": pair,
-            "special_tokens": special_tokens},
-        "decoder": byte_level,
-        "model": {"type": "BPE", "dropout": null, "unk_token": null,
-            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
-            "byte_fallback": false, "ignore_merges": false, "vocab": Json::Object(vocab),
-            "merges": merges},
-    });
-    Ok(tokenizer.to_string())
+    json!({"type": "TemplateProcessing", "single": single, "pair": pair,
+        "special_tokens": special_tokens})
 }
 
 /// The `tokenizers` JSON of a BERT WordPiece pipeline over llama.cpp's vocabulary: pieces
@@ -316,10 +430,7 @@ fn wordpiece_json(
     let mut added = Vec::new();
     for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
         let piece = if kind == CONTROL {
-            added.push(
-                json!({"id": id, "content": token, "single_word": false, "lstrip": false,
-                "rstrip": false, "normalized": false, "special": true}),
-            );
+            added.push(special_added_token(id, token));
             token.clone()
         } else if let Some(word) = token.strip_prefix(WORD_START) {
             word.to_string()

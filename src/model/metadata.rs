@@ -81,4 +81,32 @@ impl Metadata<'_> {
             _ => bail!("model file: metadata '{key}' is not an array"),
         }
     }
+    pub fn floats(&self, key: &str) -> Result<Vec<f32>> {
+        match self.value(key)? {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    Value::F32(x) => Ok(*x),
+                    Value::F64(x) => Ok(*x as f32),
+                    _ => bail!("model file: metadata '{key}' holds a non-float"),
+                })
+                .collect(),
+            _ => bail!("model file: metadata '{key}' is not an array"),
+        }
+    }
+
+    /// An array of bytes (gguf-py writes `bytes` as u8; i8 is read as its bit pattern).
+    pub fn bytes(&self, key: &str) -> Result<Vec<u8>> {
+        match self.value(key)? {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    Value::U8(x) => Ok(*x),
+                    Value::I8(x) => Ok(*x as u8),
+                    _ => bail!("model file: metadata '{key}' holds a non-byte"),
+                })
+                .collect(),
+            _ => bail!("model file: metadata '{key}' is not an array"),
+        }
+    }
 }

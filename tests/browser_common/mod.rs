@@ -162,3 +162,20 @@ pub async fn gpu_model() -> Model {
     );
     model
 }
+
+/// Gives the browser's event loop a turn (a `setTimeout(0)`), so that a long synchronous
+/// test loop does not look like a hung renderer to ChromeDriver (it gives up after 30 s).
+pub async fn yield_now() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let global = js_sys::global();
+        let set_timeout: js_sys::Function =
+            js_sys::Reflect::get(&global, &JsValue::from_str("setTimeout"))
+                .unwrap()
+                .dyn_into()
+                .unwrap();
+        set_timeout
+            .call2(&global, &resolve, &JsValue::from(0))
+            .unwrap();
+    });
+    JsFuture::from(promise).await.unwrap();
+}

