@@ -433,15 +433,25 @@ mod tests {
     #[test]
     fn a_cut_or_damaged_image_is_refused_without_a_panic() {
         let bytes = image();
-        for len in (0..bytes.len()).step_by(7) {
-            if let Ok(image) = parse(&bytes[..len]) {
-                // A prefix may hold the whole directory and still miss tensor data.
-                let _ = image.tensors();
-            }
+        // The tensors' data ends the image: every proper prefix misses some of it.
+        for len in 0..bytes.len() {
+            assert!(
+                parse(&bytes[..len]).is_err(),
+                "a prefix of {len} bytes was read"
+            );
         }
-        // Every byte of the header and vocabulary set to 0xff, one at a time.
+        // The version and the seven sizes, each with a byte set to 0xff: a negative, too
+        // large or inconsistent size, never a model.
+        for at in 4..36 {
+            let mut damaged = bytes.clone();
+            damaged[at] = 0xff;
+            let refused = parse(&damaged).and_then(|image| image.tensors().map(drop));
+            assert!(refused.is_err(), "byte {at} set to 0xff was accepted");
+        }
+        // Every byte of the rest of the header and vocabulary set to 0xff: no panic (a
+        // changed score or piece byte can still be a valid image).
         let header_end = 44 + 20 + 8 + 5 * 4 + 4 * 4 + 16 + 8 + 4;
-        for at in 0..header_end {
+        for at in 36..header_end {
             let mut damaged = bytes.clone();
             damaged[at] = 0xff;
             if let Ok(image) = parse(&damaged) {
