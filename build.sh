@@ -135,7 +135,7 @@ assemble_site() {
   rm -rf www/dist && mkdir -p www/dist/data
   bash www/assemble.sh www/dist   # also the wasm package (www/pkg)
   mkdir -p www/dist/models && cp www/models/*.gguf www/models/manifest.json www/dist/models/
-  cp -r data/sr data/stsb www/dist/data/
+  cp -r data/sr data/stsb data/czech-news-sts www/dist/data/
 }
 
 build_all() {

@@ -29,7 +29,7 @@ struct Status {
 /// fails below `min_cosine`.
 async fn check(model: &str, dtype: &str, min_cosine: f32) {
     let url = format!("/www/models/{model}.{dtype}.gguf");
-    let gpu = Model::load_with_backend(fetch(&url).await, "gpu".into(), None, None)
+    let gpu = Model::load_with_backend(fetch(&url).await, "gpu".into(), None, None, None)
         .await
         .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
     let status: Status = serde_wasm_bindgen::from_value(gpu.backend_status().unwrap()).unwrap();

@@ -60,7 +60,8 @@ async fn quick_sr_split_on_the_gpu_is_within_a_tenth_of_the_cpu_on_every_cell() 
     ));
 
     let report = |mut eval: Evaluation| -> serde_json::Value {
-        serde_wasm_bindgen::from_value(eval.finish("all-MiniLM-L6-v2", "q8_0").unwrap()).unwrap()
+        serde_wasm_bindgen::from_value(eval.finish("all-MiniLM-L6-v2", "q8_0", None).unwrap())
+            .unwrap()
     };
     let (cpu_report, gpu_report) = (report(on_cpu), report(on_gpu));
     let mut worst = 0f64;

@@ -16,7 +16,8 @@ wasm_bindgen_test_configure!(run_in_browser);
 /// The min cosine over the 82 reference texts of the llama.cpp file of `dtype`.
 async fn min_cosine(dtype: &str) -> f32 {
     let url = format!("/tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.{dtype}.gguf");
-    let model = Model::load_with(fetch(&url).await, Some(256)).expect("the llama.cpp file loads");
+    let model =
+        Model::load_with(fetch(&url).await, Some(256), None).expect("the llama.cpp file loads");
     let fixture = fixture("all-MiniLM-L6-v2").await;
     let texts: Vec<String> = fixture.items.iter().map(|i| i.text.clone()).collect();
     let flat = model.embed(texts).expect("embed").to_vec();
@@ -86,7 +87,7 @@ async fn random_file(architecture: &str, dtype: &str) -> (RandomEncoder, Vec<u8>
 /// transformers.
 async fn random_min_cosine(architecture: &str, dtype: &str) -> f32 {
     let (reference, bytes) = random_file(architecture, dtype).await;
-    let model = Model::load_with(bytes, None).expect("the file loads");
+    let model = Model::load_with(bytes, None, None).expect("the file loads");
     let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
     // The ids themselves are checked natively (modern_encoders); here their count.
     for item in &reference.items {
@@ -149,10 +150,10 @@ struct Status {
 /// cosines.
 async fn random_on_webgpu(architecture: &str, dtype: &str) -> (f32, f32) {
     let (reference, bytes) = random_file(architecture, dtype).await;
-    let gpu = Model::load_with_backend(bytes.clone(), "gpu".into(), None, None)
+    let gpu = Model::load_with_backend(bytes.clone(), "gpu".into(), None, None, None)
         .await
         .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
-    let cpu = Model::load_with(bytes, None).expect("the file loads");
+    let cpu = Model::load_with(bytes, None, None).expect("the file loads");
     let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
     let started = js_sys::Date::now();
     let got = gpu.embed_async(texts.clone()).await.unwrap().to_vec();

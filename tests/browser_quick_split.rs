@@ -31,7 +31,8 @@ async fn quick_split_in_the_browser_equals_the_native_cli() {
         eval.step(&model, 256).unwrap();
     }
     let report: serde_json::Value =
-        serde_wasm_bindgen::from_value(eval.finish("all-MiniLM-L6-v2", "q8_0").unwrap()).unwrap();
+        serde_wasm_bindgen::from_value(eval.finish("all-MiniLM-L6-v2", "q8_0", None).unwrap())
+            .unwrap();
     // Written by build.sh with `sr-bench eval --split quick` on the same file.
     let native: serde_json::Value =
         serde_json::from_slice(&artefact("eval-quick.q8_0.json", MODEL_URL, &sha).await).unwrap();

@@ -66,14 +66,11 @@ fn eval_quick_writes_the_report_schema_and_reproduces_stsb_test() {
     );
 }
 
-/// `--json -`: the report on stdout, the table on stderr; `--files` and `--no-stsb-test` keep
-/// only what was asked (the quick split of one file alone takes its rows by the same rule:
-/// biosses' 88 rows are under the 1,000-row target, so all of them).
-#[test]
-fn eval_json_to_stdout_of_one_file_without_stsb_test() {
-    let model = common::model_path(MODEL, "q8_0");
+/// `eval --split quick --files biosses --no-stsb-test --json -` and `extra`: the report from
+/// stdout and the table from stderr.
+fn quick_biosses(model: &std::path::Path, extra: &[&str]) -> (Value, String) {
     let data = common::data_dir();
-    let (json, table) = sr_bench(&[
+    let mut args = vec![
         "eval",
         "--model",
         model.to_str().unwrap(),
@@ -86,8 +83,19 @@ fn eval_json_to_stdout_of_one_file_without_stsb_test() {
         "--no-stsb-test",
         "--json",
         "-",
-    ]);
-    let report: Value = serde_json::from_str(&json).expect("stdout is the JSON report");
+    ];
+    args.extend_from_slice(extra);
+    let (json, table) = sr_bench(&args);
+    let report = serde_json::from_str(&json).expect("stdout is the JSON report");
+    (report, table)
+}
+
+/// `--json -`: the report on stdout, the table on stderr; `--files` and `--no-stsb-test` keep
+/// only what was asked (the quick split of one file alone takes its rows by the same rule:
+/// biosses' 88 rows are under the 1,000-row target, so all of them).
+#[test]
+fn eval_json_to_stdout_of_one_file_without_stsb_test() {
+    let (report, table) = quick_biosses(&common::model_path(MODEL, "q8_0"), &[]);
     for dim in ["structure", "relation"] {
         let results = report["results"][dim].as_object().unwrap();
         let mut keys: Vec<&str> = results.keys().map(String::as_str).collect();
@@ -257,4 +265,99 @@ fn a_corrupted_data_file_or_a_stale_model_file_is_named() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Reports record the text prefix the model read: our e5 file's "query: " by default, the
+/// user's `--prefix` otherwise, and never one for the syntax-blind baseline.
+#[test]
+fn reports_record_the_prefix_the_model_read() {
+    let model = common::model_path("multilingual-e5-small", "q4_0");
+    let report = |extra: &[&str]| quick_biosses(&model, extra);
+    let spearman = |r: &Value| r["results"]["structure"]["biosses"]["spearman"].as_f64();
+    let (default, table) = report(&[]);
+    assert_eq!(default["prefix"], "query: ");
+    assert!(
+        table.contains("every text read with the prefix \"query: \""),
+        "{table}"
+    );
+    let (none, table) = report(&["--prefix", ""]);
+    assert_eq!(none["prefix"], "");
+    assert!(!table.contains("prefix"), "{table}");
+    assert_ne!(spearman(&default), spearman(&none));
+    let (baseline, _) = report(&["--baseline", "static"]);
+    assert_eq!(baseline["prefix"], "");
+}
+
+/// `eval --pairs FILE`: a user's own pairs, scored alone; the JSON's `own_pairs` holds the
+/// cells, the per-file layout and scale; a bad file fails with its line and column.
+#[test]
+fn eval_pairs_scores_a_users_own_file() {
+    let model = common::model_path(MODEL, "q8_0");
+    let fixtures = common::root().join("tests/fixtures/own-pairs");
+    let (json, table) = sr_bench(&[
+        "eval",
+        "--model",
+        model.to_str().unwrap(),
+        "--pairs",
+        fixtures.join("sts.csv").to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let own = &report["own_pairs"];
+    assert_eq!(
+        (&own["name"], &own["layout"]),
+        (&"sts.csv".into(), &"sts".into())
+    );
+    assert_eq!(
+        (&own["scale_max"], &own["similarity"]["n"]),
+        (&5.0.into(), &30.into())
+    );
+    assert!(own["similarity"]["spearman"].as_f64().unwrap().abs() < 100.0);
+    assert!(report["results"]["structure"].as_object().unwrap().len() <= 1);
+    assert!(table.contains("sts.csv (sts layout)"), "{table}");
+    let (json, _) = sr_bench(&[
+        "eval",
+        "--model",
+        model.to_str().unwrap(),
+        "--pairs",
+        fixtures.join("sr.tsv").to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    let own = &serde_json::from_str::<Value>(&json).unwrap()["own_pairs"];
+    assert_eq!(
+        (&own["structure"]["n"], &own["relation"]["n"]),
+        (&6.into(), &6.into())
+    );
+    assert!(own.get("similarity").is_none());
+
+    let dir = std::env::temp_dir().join(format!("sr-bench-pairs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "sentence1,sentence2,score\nA,B,1\nC,D,x\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        .args(["eval", "--model", model.to_str().unwrap(), "--pairs"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("'bad.csv' line 3, column 3 (score): 'x' is not a number"),
+        "{stderr}"
+    );
+    let huge = dir.join("huge.csv");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(50_000_000)
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        .args(["eval", "--model", model.to_str().unwrap(), "--pairs"])
+        .arg(&huge)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("is 50.0 MB; a pairs file may be at most 16 MB"));
+    let _ = std::fs::remove_dir_all(dir);
 }

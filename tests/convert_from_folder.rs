@@ -275,3 +275,90 @@ fn the_wheel_path_still_writes_the_pinned_files_byte_for_byte() {
     );
     let _ = std::fs::remove_dir_all(out);
 }
+
+#[test]
+fn the_folders_default_prompt_becomes_the_files_prefix() {
+    let prompts = |default: Option<&str>| {
+        let default = default.map(str::to_string);
+        move |dir: &Path| {
+            let config = serde_json::json!({
+                "prompts": {"query": "query: ", "passage": "passage: "},
+                "default_prompt_name": default,
+            });
+            std::fs::write(
+                dir.join("config_sentence_transformers.json"),
+                config.to_string(),
+            )
+            .unwrap();
+        }
+    };
+    let info = |file: &Path, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["info", file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (ok, out, stderr) = sr_bench(&args);
+        assert!(ok, "{stderr}");
+        serde_json::from_str(&out).unwrap()
+    };
+    // The default prompt is what sentence-transformers puts before every text: the file records it.
+    let (file, stderr) = convert_edited("prompt-default", prompts(Some("query")));
+    assert_eq!(metadata_text(&file, "srbench.prefix"), "query: ");
+    assert!(
+        stderr.contains("every text will be read with the prefix \"query: \""),
+        "{stderr}"
+    );
+    assert!(stderr.contains("passage = \"passage: \""), "{stderr}");
+    assert_eq!(info(&file, &[])["prefix"], "query: ");
+    assert_eq!(info(&file, &["--prefix", ""])["prefix"], "");
+    // The prefix is the text before the text: embedding "x" with it is embedding "query: x".
+    let cosine = |args: &[&str]| -> f64 {
+        let mut all = vec!["similarity", "--model", file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let (ok, out, stderr) = sr_bench(&all);
+        assert!(ok, "{stderr}");
+        out.trim().parse().unwrap()
+    };
+    let with = cosine(&["The cat sat.", "The dog ran."]);
+    let by_hand = cosine(&["--prefix", "", "query: The cat sat.", "query: The dog ran."]);
+    let without = cosine(&["--prefix", "", "The cat sat.", "The dog ran."]);
+    assert_eq!(with, by_hand);
+    assert_ne!(with, without);
+    // No default prompt: sentence-transformers adds nothing, nor does the file; the notice
+    // names the prompts to choose from.
+    let (file, stderr) = convert_edited("prompt-none", prompts(None));
+    let (content, _) = read_gguf(&file);
+    assert!(!content.metadata.contains_key("srbench.prefix"));
+    assert!(
+        stderr.contains("passage = \"passage: \", query = \"query: \"")
+            && stderr.contains("the file records none"),
+        "{stderr}"
+    );
+    // A prompt name that names nothing, and a prefix with a control character, are refused.
+    let dir = edited_minilm("prompt-bad", prompts(Some("title")));
+    let (ok, _, stderr) = convert_from(&dir, &dir.join("out"), &["--dtype", "f32"]);
+    assert!(
+        !ok && stderr.contains("default_prompt_name 'title' names no prompt"),
+        "{stderr}"
+    );
+    let dir = edited_minilm("prompt-control", prompts(Some("query")));
+    let (ok, _, stderr) = convert_from(
+        &dir,
+        &dir.join("out"),
+        &["--dtype", "f32", "--prefix", "a\u{7}b"],
+    );
+    assert!(!ok && stderr.contains("control character"), "{stderr}");
+    let (ok, _, stderr) = sr_bench(&[
+        "info",
+        file.to_str().unwrap(),
+        "--prefix",
+        &"x".repeat(2000),
+    ]);
+    assert!(!ok && stderr.contains("at most 1024"), "{stderr}");
+    for name in [
+        "prompt-default",
+        "prompt-none",
+        "prompt-bad",
+        "prompt-control",
+    ] {
+        let _ = std::fs::remove_dir_all(temp_dir(name));
+    }
+}

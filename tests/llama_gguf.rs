@@ -25,6 +25,7 @@ fn llama_bytes(dtype: &str) -> Vec<u8> {
 /// 512-row position table.
 const ST_MAX: LoadOptions = LoadOptions {
     max_seq_length: Some(256),
+    prefix: None,
 };
 
 fn tokenizer(file: &ModelFile) -> TextTokenizer {
@@ -54,12 +55,13 @@ fn the_file_describes_itself_and_defaults_to_its_position_table() {
         (384, 6, 30522)
     );
     assert_eq!(info.max_seq_length, 512, "bert.context_length by default");
-    let chosen = ModelFile::from_bytes_with(llama_bytes("q8_0"), ST_MAX).unwrap();
+    let chosen = ModelFile::from_bytes_with(llama_bytes("q8_0"), ST_MAX.clone()).unwrap();
     assert_eq!(chosen.info.max_seq_length, 256);
     let too_long = ModelFile::from_bytes_with(
         llama_bytes("q8_0"),
         LoadOptions {
             max_seq_length: Some(513),
+            prefix: None,
         },
     )
     .err()
@@ -70,7 +72,7 @@ fn the_file_describes_itself_and_defaults_to_its_position_table() {
 #[test]
 fn rebuilt_tokenizer_gives_the_model_tokenizers_ids_on_every_sr_sentence() {
     let ours = ModelFile::from_bytes_with(common::model_bytes(MODEL, "q8_0"), ST_MAX).unwrap();
-    let llama = ModelFile::from_bytes_with(llama_bytes("q8_0"), ST_MAX).unwrap();
+    let llama = ModelFile::from_bytes_with(llama_bytes("q8_0"), ST_MAX.clone()).unwrap();
     let (ours, llama) = (tokenizer(&ours), tokenizer(&llama));
     let data = common::data_dir();
     let mut texts: Vec<String> = Vec::new();

@@ -12,8 +12,8 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
-use sr_bench::backend::{load_embedder, BackendKind};
-use sr_bench::model::{cosine, ModelFile};
+use sr_bench::backend::{load_embedder, load_embedder_with_options, BackendKind};
+use sr_bench::model::{cosine, Embedder, LoadOptions, ModelFile};
 
 const NAME: &str = "multilingual-e5-small";
 
@@ -75,6 +75,49 @@ fn dataset_texts() -> BTreeSet<String> {
 /// XLMRobertaModel folder: `general.architecture = bert`, `tokenizer.ggml.model = t5`).
 const LLAMA_FILE: &str = "multilingual-e5-small.llamacpp.f16.gguf";
 
+/// The reference embeds the texts as given; our e5 file puts "query: " before each by default
+/// (checked in `the_e5_file_reads_query_before_every_text_by_default`).
+fn no_prefix() -> LoadOptions {
+    LoadOptions {
+        prefix: Some(String::new()),
+        ..Default::default()
+    }
+}
+
+/// A CPU embedder that reads texts as given.
+fn raw(bytes: Vec<u8>) -> Embedder {
+    load_embedder_with_options(bytes, BackendKind::Cpu, no_prefix()).unwrap()
+}
+
+#[test]
+fn the_e5_file_reads_query_before_every_text_by_default() {
+    let bytes = common::model_bytes(NAME, "q4_0");
+    let default = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
+    assert_eq!(default.info.prefix, "query: ");
+    let raw = raw(bytes);
+    let reference = reference();
+    let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
+    let prefixed: Vec<String> = texts.iter().map(|t| format!("query: {t}")).collect();
+    let prefixed: Vec<&str> = prefixed.iter().map(String::as_str).collect();
+    // sentence-transformers' prompts are string concatenation: the same ids, the same vectors.
+    for (text, with) in texts.iter().zip(&prefixed) {
+        assert_eq!(
+            default.tokenizer().encode(text).unwrap(),
+            raw.tokenizer().encode(with).unwrap(),
+            "{text:?}"
+        );
+    }
+    assert_eq!(
+        default.embed(&texts).unwrap(),
+        raw.embed(&prefixed).unwrap()
+    );
+    // The baseline reads the words alone.
+    assert_eq!(
+        default.embed_static(&texts).unwrap(),
+        raw.embed_static(&texts).unwrap()
+    );
+}
+
 /// Every dataset text gets the reference tokenizer's ids from `bytes`' tokenizer (ours: the
 /// model's tokenizer.json; llama.cpp's: rebuilt from its `t5` vocabulary), whose vocabulary
 /// has `vocab_size` entries.
@@ -84,7 +127,7 @@ fn ids_hold(what: &str, bytes: Vec<u8>, vocab_size: usize) {
         texts: Vec<String>,
         ids: Vec<Vec<u32>>,
     }
-    let embedder = sr_bench::backend::load_embedder(bytes, BackendKind::Cpu).unwrap();
+    let embedder = raw(bytes);
     assert_eq!(embedder.info.vocab_size, vocab_size, "{what}");
     let want: Ids = serde_json::from_slice(&artifact(&format!("{NAME}.ids.json"))).unwrap();
     let by_text: HashMap<&str, &Vec<u32>> = want
@@ -164,7 +207,7 @@ fn worst(reference: &Reference, embeddings: &[Vec<f32>]) -> (f32, String) {
 #[test]
 fn e5_q4_0_file_matches_the_reference_on_the_cpu() {
     let reference = reference();
-    let embedder = load_embedder(common::model_bytes(NAME, "q4_0"), BackendKind::Cpu).unwrap();
+    let embedder = raw(common::model_bytes(NAME, "q4_0"));
     let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
     let (min, text) = worst(&reference, &embedder.embed(&texts).unwrap());
     println!(
@@ -179,7 +222,7 @@ fn e5_q4_0_file_matches_the_reference_on_the_cpu() {
 fn e5_q4_0_file_matches_the_reference_on_the_gpu() {
     use sr_bench::backend::webgpu::{self, GpuOptions};
     let reference = reference();
-    let file = ModelFile::from_bytes(common::model_bytes(NAME, "q4_0")).unwrap();
+    let file = ModelFile::from_bytes_with(common::model_bytes(NAME, "q4_0"), no_prefix()).unwrap();
     let (gpu, status) = pollster::block_on(webgpu::embedder_from_file(
         file,
         BackendKind::WebGpu,

@@ -66,9 +66,9 @@ cp -r "$WWW/pkg" "$DIST/pkg"
 # the id is right whether they are in DIST yet or not; a new build means a new id, and the
 # browser replaces the stored copy.
 PRECACHE_SHELL="index.html style.css favicon.svg $(echo "$SCRIPTS" | tr ' ' '\n' | grep -vx 'sw.js' | tr '\n' ' ')vendor/chart.umd.min.js"
-# The data files as the engine fetches them: shared/protocol.js's DATA_PATHS, the one list.
-DATA_PATHS=$(cd "$WWW" && node --input-type=module -e "import('./shared/protocol.js').then((m) => console.log(m.DATA_PATHS.join(' ')))")
-[ -n "$DATA_PATHS" ] || { echo "assemble.sh: could not read DATA_PATHS from www/shared/protocol.js" >&2; exit 1; }
+# The data files as the engine fetches them: shared/protocol.js's ALL_DATA_PATHS, the one list.
+DATA_PATHS=$(cd "$WWW" && node --input-type=module -e "import('./shared/protocol.js').then((m) => console.log(m.ALL_DATA_PATHS.join(' ')))")
+[ -n "$DATA_PATHS" ] || { echo "assemble.sh: could not read ALL_DATA_PATHS from www/shared/protocol.js" >&2; exit 1; }
 PRECACHE_DATA="pkg/sr_bench.js pkg/sr_bench_bg.wasm $DATA_PATHS models/manifest.json"
 source_of() {
   case $1 in

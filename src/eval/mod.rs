@@ -34,8 +34,9 @@ pub use czech::{
     OracleBound,
 };
 pub use data::{
-    parse_czech_sts, parse_sr, parse_stsb, sr_path, CzechFile, CzechPair, SrFile, SrRow, StsFile,
-    StsPair, CZECH_SCORE_MAX, SR_FILES, SR_SCORE_MAX, STSB_SCORE_MAX, STSB_TEST_PATH,
+    parse_czech_sts, parse_pairs, parse_sr, parse_stsb, sr_path, CzechFile, CzechPair, OwnPairs,
+    SrFile, SrRow, StsFile, StsPair, CZECH_SCORE_MAX, MAX_PAIRS, MAX_PAIRS_BYTES, SR_FILES,
+    SR_SCORE_MAX, STSB_SCORE_MAX, STSB_TEST_PATH,
 };
 pub use folder::default_data_dir;
 pub use metrics::{mse, pearson, rmse, spearman, spearman_ci95};
@@ -45,8 +46,8 @@ pub use paper::{
 };
 pub use report::{
     pairs_csv, pairs_csv_from_json, report_model_name, Cell, Dimension, DimensionResults, Encoder,
-    PairResult, Report, SrResults,
+    OwnPairsReport, PairResult, Report, SrResults,
 };
 pub use runner::{run, Cancelled, EvalPlan, EvalRun, Progress, SentenceEncoder};
 pub use split::{sentence_sample, Split};
-pub use table::{format_czech, format_table};
+pub use table::{format_czech, format_own, format_table};

@@ -9,6 +9,9 @@
 //!  "encoder": "model"|"static",
 //!  "paper": {"structure": {"stsb": x, ..., "avg": x}, "relation": {...}},  // Table 4 row, when known
 //!  "czech_news_sts": {...},   // only when the Czech set was evaluated
+//!  "own_pairs": {"name", "layout": "sts"|"sr", "scale_max", "similarity"|"structure"+"relation": CELL},
+//!                             // only for a user's own pairs file
+//!  "prefix": "...",           // the text the model read before every input ("" for none)
 //!  "pairs": [PAIR, ...]}      // only while `Report::pairs` is Some
 //! CELL = {"n": rows, "spearman": x, "pearson": x, "spearman_ci95": [lo, hi], "mse": x, "rmse": x}
 //! PAIR = {"file", "dimension", "line", "sentence1", "sentence2", "gold", "cosine", "rank_gap"}
@@ -121,6 +124,9 @@ pub struct Report {
     pub stsb_test: Option<Cell>,
     /// What produced the embeddings, set by [`Report::stamp`].
     pub encoder: Encoder,
+    /// The text put before every input of the model ("": none; the baseline never has one).
+    #[serde(default)]
+    pub prefix: String,
     /// The paper's Table 4 row for this model, set by [`Report::stamp`] when the encoder is
     /// the model and the paper has it; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,6 +134,9 @@ pub struct Report {
     /// Czech News STS: model vs random human vs oracle; absent when not evaluated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub czech_news_sts: Option<CzechReport>,
+    /// A user's own pairs file; absent when not evaluated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_pairs: Option<OwnPairsReport>,
     /// Every scored pair, for scatter plots and the CSV export. `finish` fills it; set it to
     /// `None` (or `take()` it) to leave it out of the JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -256,6 +265,23 @@ impl Cell {
             spearman_unrounded,
         }
     }
+}
+
+/// A user's own pairs file scored: one cell for the STS layout, one per dimension for the SR
+/// layout. MSE divides the scores by `scale_max` (1, 5, 6, 10 or 100: the smallest holding them all).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OwnPairsReport {
+    /// The file's name as given.
+    pub name: String,
+    /// "sts" (`sentence1,sentence2,score`) or "sr" (the SR files' columns).
+    pub layout: String,
+    pub scale_max: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<Cell>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure: Option<Cell>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relation: Option<Cell>,
 }
 
 /// One scored pair. Deserialisable too, so a report's `pairs` can come back as JSON

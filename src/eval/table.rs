@@ -9,7 +9,7 @@ use crate::eval::czech::{
 };
 use crate::eval::metrics::round_to;
 use crate::eval::paper::{paper_reference, PaperRow, PaperScores};
-use crate::eval::report::{Dimension, Report};
+use crate::eval::report::{Dimension, OwnPairsReport, Report};
 use crate::eval::split::Split;
 
 const LABEL_WIDTH: usize = 12;
@@ -32,6 +32,9 @@ pub fn format_table(report: &Report) -> String {
         "SR benchmark: {} ({}), {} split. Spearman x100 of cosine vs gold, Table 4 of Zhang et al. 2023\n",
         report.model, report.dtype, report.split
     );
+    if !report.prefix.is_empty() {
+        out += &format!("every text read with the prefix {:?}\n", report.prefix);
+    }
     if report.split == Split::Quick {
         out += "(quick split: a ~1,000-row sample; differences from the paper include sampling error, see spearman_ci95 in the JSON)\n";
     }
@@ -162,6 +165,37 @@ pub fn format_czech(report: &CzechReport) -> String {
          {PAPER_CROSS_ENCODER_SPEARMAN}\n",
         o.mse_raw
     );
+    out
+}
+
+/// A user's own pairs: Spearman, its interval and Pearson (×100), MSE/RMSE on score / scale.
+pub fn format_own(report: &OwnPairsReport) -> String {
+    let mut out = format!(
+        "{} ({} layout): Spearman and Pearson x100 of cosine vs the file's scores; MSE on \
+         score / {}\n",
+        report.name, report.layout, report.scale_max
+    );
+    out += &format!(
+        "{:<12}{:>7}{:>10}{:>18}{:>9}{:>10}{:>10}\n",
+        "", "n", "Spearman", "95% CI", "Pearson", "MSE", "RMSE"
+    );
+    for (label, cell) in [
+        ("similarity", &report.similarity),
+        ("structure", &report.structure),
+        ("relation", &report.relation),
+    ] {
+        let Some(c) = cell else { continue };
+        out += &format!(
+            "{:<12}{:>7}{:>10.2}{:>18}{:>9.2}{:>10.4}{:>10.4}\n",
+            label,
+            c.n,
+            c.spearman,
+            format!("[{:.2}, {:.2}]", c.spearman_ci95[0], c.spearman_ci95[1]),
+            c.pearson,
+            c.mse,
+            c.rmse
+        );
+    }
     out
 }
 

@@ -127,13 +127,14 @@ impl Embedder {
         tokens: Box<dyn TokenTable>,
         backend: Box<dyn EncoderBackend>,
     ) -> Result<Self> {
-        let tokenizer = TextTokenizer::from_json(
+        let mut tokenizer = TextTokenizer::from_json(
             &file.tokenizer_json,
             file.info.max_seq_length,
             file.config.pad_token_id as u32,
             file.info.vocab_size,
         )
         .code(ErrorCode::BadModel)?;
+        tokenizer.set_prefix(&file.info.prefix);
         Ok(Self {
             info: file.info.clone(),
             tokenizer,
@@ -141,6 +142,15 @@ impl Embedder {
             backend,
             batching: Batching::for_model(&file.info),
         })
+    }
+
+    /// Puts `prefix` before every text the model embeds from now on ("" for none; the
+    /// baseline never sees it). Refused when too long or holding control characters.
+    pub fn set_prefix(&mut self, prefix: &str) -> Result<()> {
+        super::check_prefix(prefix).code(ErrorCode::BadRequest)?;
+        self.tokenizer.set_prefix(prefix);
+        self.info.prefix = prefix.to_string();
+        Ok(())
     }
 
     /// Caps the sentences per forward pass (the padded-token bound stays).
@@ -358,6 +368,7 @@ mod tests {
             num_attention_heads: 2,
             vocab_size: 10,
             max_seq_length: 16,
+            prefix: String::new(),
             pooling: "mean".into(),
             normalize: true,
             source: String::new(),

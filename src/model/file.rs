@@ -27,7 +27,13 @@ pub mod metadata_keys {
     pub const NORMALIZE: &str = "srbench.normalize";
     pub const MAX_SEQ_LENGTH: &str = "srbench.max_seq_length";
     pub const SOURCE: &str = "srbench.source";
+    /// Optional: text put before every input, e.g. e5's "query: " (sentence-transformers'
+    /// prompt); absent or empty means none.
+    pub const PREFIX: &str = "srbench.prefix";
 }
+
+/// Longest text prefix accepted (bytes): prompts are a few words, never a document.
+pub const MAX_PREFIX_BYTES: usize = 1024;
 
 /// The version of the layout above; bumped when a loader could misread an older file.
 pub const FORMAT_VERSION: u32 = 1;
@@ -45,6 +51,9 @@ pub struct ModelInfo {
     pub num_attention_heads: usize,
     pub vocab_size: usize,
     pub max_seq_length: usize,
+    /// Text put before every input the model embeds (e5's "query: "; empty: none): the
+    /// file's, or the user's choice ([`LoadOptions::prefix`]). Counted in `max_seq_length`.
+    pub prefix: String,
     /// "mean", "cls", "last" or "max" ([`super::Pooling`]).
     pub pooling: String,
     pub normalize: bool,
@@ -54,11 +63,31 @@ pub struct ModelInfo {
 }
 
 /// Choices a user makes when loading a file.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// Truncate texts at this many tokens instead of the file's value (llama.cpp files record
     /// only the position table's size, e.g. 512, where sentence-transformers uses 256).
     pub max_seq_length: Option<usize>,
+    /// Put this text before every input instead of the file's prefix (`Some("")`: none).
+    pub prefix: Option<String>,
+}
+
+/// A prefix a user or a file gives, refused when it is too long or holds control characters
+/// other than a newline or a tab (instructions may span lines).
+pub fn check_prefix(prefix: &str) -> Result<()> {
+    if prefix.len() > MAX_PREFIX_BYTES {
+        bail!(
+            "the text prefix is {} bytes long; at most {MAX_PREFIX_BYTES} are accepted",
+            prefix.len()
+        );
+    }
+    if let Some(c) = prefix
+        .chars()
+        .find(|c| c.is_control() && *c != '\n' && *c != '\t')
+    {
+        bail!("the text prefix holds the control character {c:?}");
+    }
+    Ok(())
 }
 
 /// The weight types our kernels run.
@@ -195,6 +224,8 @@ impl Header {
                     num_attention_heads: d.config.num_attention_heads,
                     vocab_size: d.config.vocab_size,
                     max_seq_length: d.config.max_position_embeddings,
+                    // llama.cpp's BERT files record no prompt.
+                    prefix: String::new(),
                     pooling: d.pooling,
                     // Cosines do not depend on it; llama.cpp normalises embeddings by default.
                     normalize: true,
@@ -220,6 +251,10 @@ impl Header {
                 ));
             }
             info.max_seq_length = n;
+        }
+        if let Some(prefix) = &options.prefix {
+            check_prefix(prefix).code(ErrorCode::BadRequest)?;
+            info.prefix = prefix.clone();
         }
         info.pooling
             .parse::<super::Pooling>()
@@ -359,6 +394,14 @@ fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
         num_attention_heads: config.num_attention_heads,
         vocab_size: config.vocab_size,
         max_seq_length: meta.size(metadata_keys::MAX_SEQ_LENGTH)?,
+        prefix: match meta.get(metadata_keys::PREFIX) {
+            Some(_) => {
+                let prefix = meta.text(metadata_keys::PREFIX)?;
+                check_prefix(&prefix).context("model file")?;
+                prefix
+            }
+            None => String::new(),
+        },
         pooling: meta.text(metadata_keys::POOLING)?,
         normalize: meta.bool(metadata_keys::NORMALIZE).unwrap_or(false),
         source: meta.text(metadata_keys::SOURCE).unwrap_or_default(),
@@ -388,6 +431,7 @@ mod tests {
             num_attention_heads: 12,
             vocab_size: 30522,
             max_seq_length: 256,
+            prefix: String::new(),
             pooling: "mean".into(),
             normalize: true,
             source: String::new(),

@@ -239,6 +239,8 @@ pub struct TextTokenizer {
     pad_id: u32,
     /// Rows of the model's token embedding table: every id the tokenizer gives must be below.
     vocab_size: usize,
+    /// Put before every text the model reads (not the baseline's): e5's "query: ".
+    prefix: String,
 }
 
 impl TextTokenizer {
@@ -264,7 +266,26 @@ impl TextTokenizer {
             inner,
             pad_id,
             vocab_size,
+            prefix: String::new(),
         })
+    }
+
+    /// Sets the text put before every input of the model (checked by the caller).
+    pub fn set_prefix(&mut self, prefix: &str) {
+        self.prefix = prefix.to_string();
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The text the model reads: the prefix, then `text`. The prefix goes with the special
+    /// tokens: the model sees it, the syntax-blind baseline (words only) does not.
+    fn model_input<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        match self.prefix.is_empty() {
+            true => text.into(),
+            false => format!("{}{text}", self.prefix).into(),
+        }
     }
 
     /// The ids, refused when one is past the embedding table: a file's tokenizer JSON (its
@@ -284,10 +305,11 @@ impl TextTokenizer {
         }
     }
 
-    /// Token ids of one text, special tokens included.
+    /// Token ids of one text as the model reads it: prefix and special tokens included.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let text = self.model_input(text);
         // One text at a time: the batch API would start a thread pool, which wasm has not.
-        let encoding = self.inner.encode_fast(text, true).map_err(|e| {
+        let encoding = self.inner.encode_fast(text.as_ref(), true).map_err(|e| {
             anyhow!(
                 "tokenizer failed on a text of {} characters: {e}",
                 text.chars().count()
@@ -297,7 +319,7 @@ impl TextTokenizer {
         Ok(encoding.get_ids().to_vec())
     }
 
-    /// Token ids of one text without [CLS]/[SEP] (for the static baseline).
+    /// Token ids of one text without [CLS]/[SEP] and the prefix (for the static baseline).
     pub fn encode_without_special_tokens(&self, text: &str) -> Result<Vec<u32>> {
         let encoding = self.inner.encode_fast(text, false).map_err(|e| {
             anyhow!(
@@ -309,9 +331,15 @@ impl TextTokenizer {
         Ok(encoding.get_ids().to_vec())
     }
 
-    /// One text's tokens with their labels and words, special tokens included or not (the ids
-    /// are [`Self::encode`]'s; byte offsets are tracked here, which `encode_fast` skips).
+    /// One text's tokens with their labels and words, special tokens (and the prefix)
+    /// included or not (the ids are [`Self::encode`]'s, or the baseline's; byte offsets are
+    /// tracked here, which `encode_fast` skips).
     pub fn encode_pieces(&self, text: &str, special_tokens: bool) -> Result<Pieces> {
+        let text = match special_tokens {
+            true => self.model_input(text),
+            false => text.into(),
+        };
+        let text = text.as_ref();
         let encoding = self.inner.encode(text, special_tokens).map_err(|e| {
             anyhow!(
                 "tokenizer failed on a text of {} characters: {e}",

@@ -1,17 +1,20 @@
 //! The benchmark data a wasm run takes in (`Evaluation` and `Probe` alike): SR CSVs by name and
-//! the STS-B test CSV, parsed as they arrive so a malformed file fails with code `data` at once.
+//! the STS-B test CSV (and, for `Evaluation`, Czech News STS), parsed as they arrive so a
+//! malformed file fails with code `data` at once.
 
 use wasm_bindgen::JsValue;
 
 use super::js_error;
 use crate::error::{ErrorCode, ResultExt};
-use crate::eval::{self, SrFile, StsFile};
+use crate::eval::{self, CzechFile, OwnPairs, SrFile, StsFile};
 
 /// The files handed in so far; [`DataIntake::take`] moves them into a plan.
 #[derive(Default)]
 pub(super) struct DataIntake {
     sr_files: Vec<SrFile>,
     stsb_test: Option<StsFile>,
+    czech: Option<CzechFile>,
+    own: Option<OwnPairs>,
 }
 
 impl DataIntake {
@@ -33,8 +36,36 @@ impl DataIntake {
         Ok(())
     }
 
-    /// Everything taken in, leaving the intake empty.
+    /// The Czech News STS test TSV (`free-test.tsv`).
+    pub fn set_czech(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        let file = eval::parse_czech_sts("czech-news-sts/free-test.tsv", bytes)
+            .code(ErrorCode::Data)
+            .map_err(js_error)?;
+        self.czech = Some(file);
+        Ok(())
+    }
+
+    /// The SR files and STS-B test taken in, leaving the intake empty of them.
     pub fn take(&mut self) -> (Vec<SrFile>, Option<StsFile>) {
         (std::mem::take(&mut self.sr_files), self.stsb_test.take())
+    }
+
+    /// A user's own pairs file (`name`: its file name, quoted in errors).
+    pub fn set_own(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
+        let file = eval::parse_pairs(name, bytes)
+            .code(ErrorCode::Data)
+            .map_err(js_error)?;
+        self.own = Some(file);
+        Ok(())
+    }
+
+    /// The user's own pairs, if they were taken in.
+    pub fn take_own(&mut self) -> Option<OwnPairs> {
+        self.own.take()
+    }
+
+    /// Czech News STS, if it was taken in.
+    pub fn take_czech(&mut self) -> Option<CzechFile> {
+        self.czech.take()
     }
 }

@@ -56,12 +56,34 @@ impl Evaluation {
         self.data.set_stsb_test(bytes)
     }
 
+    /// Adds Czech News STS (`free-test.tsv`): scored whole, with the random annotator and
+    /// the oracle bound in the report's `czech_news_sts` (as `sr-bench eval-czech`).
+    pub fn set_czech_news_sts(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        self.data.set_czech(bytes)
+    }
+
+    /// Takes a user's own pairs file (CSV or TSV, STS or SR layout; `name` is quoted in
+    /// errors, which name the line and column): the run then scores it alone, every row, into
+    /// the report's `own_pairs`. Code `data` for a file that cannot be read.
+    pub fn set_own_pairs(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
+        self.data.set_own(name, bytes)
+    }
+
     /// Plans the run; returns the number of unique sentences to embed.
     pub fn prepare(&mut self, model: &Model) -> Result<usize, JsValue> {
         let (sr_files, stsb_test) = self.data.take();
-        let plan = EvalPlan::new(sr_files, stsb_test, self.split)
-            .code(ErrorCode::Data)
-            .map_err(js_error)?;
+        let czech = self.data.take_czech();
+        let benchmark_empty = sr_files.is_empty() && stsb_test.is_none();
+        let plan = match (self.data.take_own(), czech, benchmark_empty) {
+            (Some(own), _, _) => EvalPlan::own_only(own),
+            (None, Some(czech), true) => EvalPlan::czech_only(czech),
+            (None, Some(czech), false) => {
+                EvalPlan::new(sr_files, stsb_test, self.split).map(|p| p.with_czech(czech))
+            }
+            (None, None, _) => EvalPlan::new(sr_files, stsb_test, self.split),
+        }
+        .code(ErrorCode::Data)
+        .map_err(js_error)?;
         let run = EvalRun::new(plan, &Scored::new(model.embedder(), self.encoder));
         let total = run.progress().total;
         self.run = Some(run);
@@ -147,11 +169,20 @@ impl Evaluation {
     }
 
     /// The report (the CLI's JSON schema, per-pair scores included), named and annotated by
-    /// the same rule as the CLI's (`encoder`, `paper`).
-    pub fn finish(&mut self, model_name: &str, dtype: &str) -> Result<JsValue, JsValue> {
+    /// the same rule as the CLI's (`encoder`, `paper`); `prefix`: the text the model read
+    /// before every input (`Model.info().prefix`), recorded for the model, never the baseline.
+    pub fn finish(
+        &mut self,
+        model_name: &str,
+        dtype: &str,
+        prefix: Option<String>,
+    ) -> Result<JsValue, JsValue> {
         let run = self.run.take().ok_or_else(|| not_prepared("finish"))?;
         let mut report = run.finish().map_err(js_error)?;
         report.stamp(model_name, dtype, self.encoder);
+        if self.encoder == Encoder::Model {
+            report.prefix = prefix.unwrap_or_default();
+        }
         let json = serde_json::to_value(&report).map_err(|e| js_error_of(ErrorCode::Engine, e))?;
         to_js(&json)
     }

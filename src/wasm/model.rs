@@ -24,12 +24,20 @@ pub struct Model {
 impl Model {
     /// Parses a model file (ours or a llama.cpp BERT embedding GGUF) for the CPU.
     pub fn load(bytes: Vec<u8>) -> Result<Model, JsValue> {
-        Model::load_with(bytes, None)
+        Model::load_with(bytes, None, None)
     }
 
-    /// [`Model::load`] truncating texts at `max_seq_length` tokens instead of the file's value.
-    pub fn load_with(bytes: Vec<u8>, max_seq_length: Option<usize>) -> Result<Model, JsValue> {
-        let options = LoadOptions { max_seq_length };
+    /// [`Model::load`] truncating texts at `max_seq_length` tokens instead of the file's value,
+    /// and with `prefix` before every text instead of the file's ("" for none).
+    pub fn load_with(
+        bytes: Vec<u8>,
+        max_seq_length: Option<usize>,
+        prefix: Option<String>,
+    ) -> Result<Model, JsValue> {
+        let options = LoadOptions {
+            max_seq_length,
+            prefix,
+        };
         Ok(Model {
             embedder: load_embedder_with_options(bytes, BackendKind::Cpu, options)
                 .map_err(js_error)?,
@@ -46,13 +54,17 @@ impl Model {
         backend: String,
         cpu_fallback: Option<bool>,
         max_seq_length: Option<usize>,
+        prefix: Option<String>,
     ) -> Result<Model, JsValue> {
         let kind: BackendKind = backend.parse().map_err(js_error)?;
         if kind == BackendKind::Cpu {
-            return Model::load_with(bytes, max_seq_length);
+            return Model::load_with(bytes, max_seq_length, prefix);
         }
-        let file =
-            ModelFile::from_bytes_with(bytes, LoadOptions { max_seq_length }).map_err(js_error)?;
+        let options = LoadOptions {
+            max_seq_length,
+            prefix,
+        };
+        let file = ModelFile::from_bytes_with(bytes, options).map_err(js_error)?;
         let matmul = MatmulMode::for_model(&file.info, &file.config);
         let fallback = kind.gpu_fallback(cpu_fallback.unwrap_or(false));
         let (embedder, gpu) =
@@ -101,8 +113,14 @@ impl Model {
         Ok(cosine(&v[0], &v[1]))
     }
 
+    /// Puts `prefix` before every text the model embeds from now on ("" for none): the
+    /// page's prefix field. `info().prefix` then says so.
+    pub fn set_prefix(&mut self, prefix: &str) -> Result<(), JsValue> {
+        self.embedder.set_prefix(prefix).map_err(js_error)
+    }
+
     /// `{name, architecture, dtype, dim, num_layers, intermediate_size, num_attention_heads,
-    /// vocab_size, max_seq_length, pooling, …}`
+    /// vocab_size, max_seq_length, prefix, pooling, …}`
     pub fn info(&self) -> Result<JsValue, JsValue> {
         to_js(&self.embedder.info)
     }
@@ -183,8 +201,11 @@ pub fn inspect_model(
         info: crate::model::ModelInfo,
         worker_bytes: f64,
     }
-    let info = ModelFile::inspect(prefix, total_bytes, LoadOptions { max_seq_length })
-        .map_err(js_error)?;
+    let options = LoadOptions {
+        max_seq_length,
+        prefix: None,
+    };
+    let info = ModelFile::inspect(prefix, total_bytes, options).map_err(js_error)?;
     let worker_bytes = memory::estimate_worker_bytes(&ModelShape::from(&info)) as f64;
     to_js(&Inspected { info, worker_bytes })
 }

@@ -150,9 +150,10 @@ struct GpuStatus {
 /// MiniLM q8_0 on WebGPU (SwiftShader in headless Chromium), checked to be reported as a
 /// software adapter.
 pub async fn gpu_model() -> Model {
-    let model = Model::load_with_backend(fetch(MINILM_Q8_0_URL).await, "gpu".into(), None, None)
-        .await
-        .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
+    let model =
+        Model::load_with_backend(fetch(MINILM_Q8_0_URL).await, "gpu".into(), None, None, None)
+            .await
+            .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
     let status: GpuStatus =
         serde_wasm_bindgen::from_value(model.backend_status().unwrap()).unwrap();
     assert_eq!(status.active, "webgpu");

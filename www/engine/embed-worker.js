@@ -3,9 +3,10 @@
 // of the model, one thread. Started by worker.js; answers two requests (rpc.js: a `result` with
 // the value below, or an `error` with the wasm error's `code`):
 //
-//   {type: 'init',  id, module: WebAssembly.Module, bytes: Uint8Array, max_seq_length: number|null}
+//   {type: 'init',  id, module: WebAssembly.Module, bytes: Uint8Array, max_seq_length: number|null,
+//                   prefix: string}
 //        → {load_ms}                               instantiates the module, loads the model
-//                                                  (truncating as the engine's model does)
+//                                                  (truncating and prefixing as the engine's model does)
 //   {type: 'embed', id, texts: string[]}
 //        → {embeddings: Float32Array (n × dim, transferred), ms}
 
@@ -24,7 +25,7 @@ serve(self, {
     exposeWasmMemory(await init({ module_or_path: msg.module }));
     if (helper.model) helper.model.free();
     helper.model = null;
-    helper.model = Model.load_with(msg.bytes, msg.max_seq_length ?? undefined);
+    helper.model = Model.load_with(msg.bytes, msg.max_seq_length ?? undefined, msg.prefix);
     return { load_ms: performance.now() - t0 };
   },
   [HELPER_REQ.EMBED](msg) {

@@ -6,7 +6,7 @@
 //   single instance  the baseline, one worker, or no pool: Evaluation.step here, chunk by chunk
 
 import { Evaluation, pairs_csv } from '../pkg/sr_bench.js';
-import { ERR, SR_FILES, EVAL_CHUNK, DATA_PATHS } from '../shared/protocol.js';
+import { ERR, SR_FILES, EVAL_CHUNK, DATA_PATHS, CZECH_PATH, MAX_PAIRS_BYTES } from '../shared/protocol.js';
 import { codedError, messageOf } from '../shared/errors.js';
 import { EmbedPool, POOL_CHUNK } from './pool.js';
 import { defaultPoolSize } from '../shared/pool-size.js';
@@ -47,12 +47,13 @@ function getPool(engine, workers, onStart) {
   const size = workers > 0 ? Math.min(workers, MAX_REQUESTED_WORKERS) : defaultPoolSize(model.estimate_worker_bytes());
   if (size < 2 || typeof Worker === 'undefined') return Promise.resolve(null);
   const maxSeqLength = engine.maxSeqLength;
-  const key = `${entry.sha256}/${maxSeqLength}/${size}`;
+  const prefix = engine.info ? engine.info.prefix : '';
+  const key = `${entry.sha256}/${maxSeqLength}/${JSON.stringify(prefix)}/${size}`;
   if (!engine.pool || engine.pool.key !== key) {
     dropPool(engine);
     onStart(size);
     const ready = EmbedPool.start({
-      size, module: wasmModule, bytes, maxSeqLength, workerUrl: new URL('./embed-worker.js', import.meta.url),
+      size, module: wasmModule, bytes, maxSeqLength, prefix, workerUrl: new URL('./embed-worker.js', import.meta.url),
     });
     engine.pool = { key, size, ready };
     ready.catch(() => { if (engine.pool && engine.pool.ready === ready) engine.pool = null; });
@@ -193,14 +194,42 @@ export async function fetchAllData(engine, baseUrl, { progress, checkCancel }, p
   return bytes;
 }
 
+/** A user's own pairs file, read here (it never leaves the tab); a file past MAX_PAIRS_BYTES is
+ * refused before it is read. @param {File} file */
+async function readOwnPairs(file) {
+  if (file.size > MAX_PAIRS_BYTES) {
+    throw codedError(ERR.DATA, `'${file.name}' is ${(file.size / 1e6).toFixed(1)} MB; a pairs file may be at most ` +
+      `${MAX_PAIRS_BYTES >> 20} MB (10000 pairs)`);
+  }
+  try {
+    return new Uint8Array(await file.arrayBuffer());
+  } catch (e) {
+    throw codedError(ERR.DATA, `'${file.name}' could not be read: ${messageOf(e)}`);
+  }
+}
+
 /** The SR files a request names (all six when it names none), in SR_FILES order; an unknown
- * name or an empty choice is a bad request (the page never sends one). */
+ * name, or no file where nothing else is asked for, is a bad request (the page never sends one). */
 function chosenFiles(msg) {
   if (msg.files === undefined) return [...SR_FILES];
-  if (!Array.isArray(msg.files) || !msg.files.length || msg.files.some((f) => !SR_FILES.includes(f))) {
+  const alone = msg.czech === true || msg.stsb_test !== false; // SR may be left out then
+  if (!Array.isArray(msg.files) || (!msg.files.length && !alone) || msg.files.some((f) => !SR_FILES.includes(f))) {
     throw codedError(ERR.BAD_REQUEST, `files: expected some of ${SR_FILES.join(', ')}, got ${JSON.stringify(msg.files)}`);
   }
   return SR_FILES.filter((f) => msg.files.includes(f));
+}
+
+/** The syntax-blind baseline's Czech News STS section (as `sr-bench eval-czech --baseline static`). */
+function czechBaselineOf(model, tsv) {
+  const ev = new Evaluation('full', 'static');
+  try {
+    ev.set_czech_news_sts(tsv);
+    ev.prepare(model);
+    while (!ev.is_done()) ev.step(model, 4096);
+    return toPlain(ev.finish('', '', undefined)).czech_news_sts;
+  } finally {
+    ev.free();
+  }
 }
 
 /** @returns {Promise<import('../shared/protocol.js').EvaluateResult>} */
@@ -214,14 +243,20 @@ export async function evaluate(engine, msg) {
   try {
     const t0 = performance.now();
     // Some SR files only, and STS-B test or not (the benchmark panel's Data choice).
-    const files = chosenFiles(msg);
-    const stsbTest = msg.stsb_test !== false;
-    const paths = [...files.map((f) => DATA_PATHS[SR_FILES.indexOf(f)]), ...(stsbTest ? [DATA_PATHS[SR_FILES.length]] : [])];
+    const own = msg.own || null;
+    const files = own ? [] : chosenFiles(msg);
+    const stsbTest = !own && msg.stsb_test !== false;
+    const czech = !own && msg.czech === true;
+    const ownBytes = own ? await readOwnPairs(own) : null;
+    const paths = [...files.map((f) => DATA_PATHS[SR_FILES.indexOf(f)]), ...(stsbTest ? [DATA_PATHS[SR_FILES.length]] : []),
+      ...(czech ? [CZECH_PATH] : [])];
     const bytes = await fetchAllData(engine, msg.baseUrl, run, paths);
     const t1 = performance.now();
     ev = new Evaluation(msg.split, encoder); // a malformed file throws with code "data"
     files.forEach((f, i) => ev.add_sr_file(f, bytes[i]));
     if (stsbTest) ev.set_stsb_test(bytes[files.length]);
+    if (czech) ev.set_czech_news_sts(bytes[paths.length - 1]);
+    if (own) ev.set_own_pairs(own.name, ownBytes);
     const total = ev.prepare(model);
     const strategy = await chooseStrategy(engine, msg, model, encoder, progress);
     checkCancel();
@@ -239,11 +274,15 @@ export async function evaluate(engine, msg) {
     checkCancel();
     const t3 = performance.now();
     const flops = ev.forward_flops(model);
-    const report = toPlain(ev.finish(info.name, info.dtype));
+    const report = toPlain(ev.finish(info.name, info.dtype, info.prefix));
     const csv = pairs_csv(report);
+    // Czech News STS compares the model with the syntax-blind baseline too: the baseline's pass
+    // reads the static token table only (no layer), a second or so for the 2,400 texts.
+    const czechBaseline = czech && encoder === 'model' ? czechBaselineOf(model, bytes[paths.length - 1]) : null;
     const t4 = performance.now();
     return {
       report,
+      czech_baseline: czechBaseline,
       pairs_csv: csv,
       backend_status: backendStatus(model),
       timings: {

@@ -78,9 +78,10 @@ class Helper extends RpcClient {
 export class EmbedPool {
   /**
    * Starts `size` helpers and loads the model in each (in parallel).
-   * `maxSeqLength`: the truncation the engine's model was loaded with (null: the file's).
+   * `maxSeqLength`: the truncation the engine's model was loaded with (null: the file's);
+   * `prefix`: the text its model puts before every input (`Model.info().prefix`).
    * @param {{size: number, module: WebAssembly.Module, bytes: Uint8Array, workerUrl: URL|string,
-   *          maxSeqLength?: number|null}} opts
+   *          maxSeqLength?: number|null, prefix: string}} opts
    */
   static async start(opts) {
     const pool = new EmbedPool(opts);
@@ -113,12 +114,12 @@ export class EmbedPool {
 
   /** Starts helper number `i` and loads the model in it. */
   async #spawn(i) {
-    const { module, bytes, workerUrl, maxSeqLength = null } = this.opts;
+    const { module, bytes, workerUrl, maxSeqLength = null, prefix } = this.opts;
     const helper = new Helper(workerUrl, `sr-bench-embed-${i + 1}`);
     this.starting.add(helper);
     try {
       // Each helper gets its own copy of the bytes (structured clone); the module is shared.
-      const r = await helper.call(HELPER_REQ.INIT, { module, bytes, max_seq_length: maxSeqLength });
+      const r = await helper.call(HELPER_REQ.INIT, { module, bytes, max_seq_length: maxSeqLength, prefix });
       if (this.terminated) throw new Error('the pool was stopped');
       return { helper, load_ms: r.load_ms };
     } catch (e) {

@@ -156,6 +156,24 @@ function onEmbed(msg) {
   return { embeddings: m.embed(texts), dim: m.dim };
 }
 
+/** The text the model puts before every input (the page's prefix field; "" for none). Refused
+ * while a run is going: a report's texts must all have been read the same way. */
+function onSetPrefix(msg) {
+  const m = requireModel(engine);
+  if (engine.run) throw codedError(ERR.BUSY, 'A benchmark is running: change the prefix when it has finished, or cancel it.');
+  return exclusive(engine, () => {
+    try {
+      m.set_prefix(String(msg.prefix));
+    } catch (e) {
+      const { code, message } = describeError(e);
+      throw codedError(code, message);
+    }
+    engine.info = toPlain(m.info());
+    dropPool(engine); // the helpers' models read the old prefix
+    return { info: engine.info };
+  });
+}
+
 function onCancel(msg) {
   if (engine.run && engine.run.id === msg.target) {
     cancelRun(engine, 'user');
@@ -224,6 +242,7 @@ serve(self, {
   [REQ.EVALUATE]: (msg) => evaluate(engine, msg),
   [REQ.PROBE]: (msg) => probe(engine, msg), // word-order and layer probes (probe.js)
   [REQ.CANCEL]: onCancel,
+  [REQ.SET_PREFIX]: onSetPrefix,
   // The page's liveness check (page/engine.js): answered at once, so only a dead or stuck
   // worker leaves it unanswered.
   [REQ.PING]: () => ({}),

@@ -71,7 +71,7 @@ async function runProbes(state, probes, split, load) {
 }
 
 /** Why a run cannot start now, or null. */
-/** @param {PageState} state @param {{files: string[]}} choice */
+/** @param {PageState} state @param {RunChoice} choice */
 function blocker(state, choice) {
   if (state.run) {
     const pct = state.run.total ? Math.floor((100 * state.run.done) / state.run.total) : 0;
@@ -79,31 +79,37 @@ function blocker(state, choice) {
   }
   if (state.loadingKey) return 'Wait for the model to finish loading, then run the benchmark.';
   if (!state.loaded) return 'Load a model first (step 1).';
-  if (!choice.files.length) return 'Tick at least one SR file under Data.';
+  if (!choice.own && !choice.files.length && !choice.stsb_test && !choice.czech) return 'Tick at least one data set under Data.';
   return null;
 }
 
-/** "2 of 6 SR files (askubuntu, biosses), no STS-B test" for a run of part of the data; '' for all. */
-function dataNote({ files, stsb_test }) {
+/** "2 of 6 SR files (askubuntu, biosses), no STS-B test" for a run of part of the data; '' for all.
+ * @param {RunChoice} choice */
+function dataNote({ files, stsb_test, czech = false, own = null }) {
+  if (own) return `your own pairs, ${own.name}`;
   const parts = [];
-  if (files.length < SR_FILES.length) parts.push(`${files.length} of ${SR_FILES.length} SR files (${files.join(', ')})`);
+  if (!files.length) parts.push('no SR file');
+  else if (files.length < SR_FILES.length) parts.push(`${files.length} of ${SR_FILES.length} SR files (${files.join(', ')})`);
   if (!stsb_test) parts.push('no STS-B test');
+  if (czech) parts.push('Czech News STS');
   return parts.join(', ');
 }
 
 /** @typedef {{split: EvaluateRequest['split'], encoder: EvaluateRequest['encoder'], files: string[],
- *   stsb_test: boolean, probes: ReturnType<typeof tickedProbes>}} RunChoice */
+ *   stsb_test: boolean, czech?: boolean, own?: File|null, probes: ReturnType<typeof tickedProbes>}} RunChoice */
 
 /** What the benchmark panel asks for: split, encoder, the ticked SR files (SR_FILES order) and
  * STS-B test, and the ticked probes (the inputs' values are the protocol's: index.html).
  * @returns {RunChoice} */
-function panelChoice() {
+function panelChoice(state) {
   const ticked = [...document.querySelectorAll('input[name="sr-file"]:checked')].map((i) => /** @type {HTMLInputElement} */ (i).value);
   return {
     split: /** @type {EvaluateRequest['split']} */ (/** @type {HTMLInputElement} */ (document.querySelector('input[name="split"]:checked')).value),
     encoder: /** @type {EvaluateRequest['encoder']} */ ($('encoder').value),
     files: SR_FILES.filter((f) => ticked.includes(f)),
     stsb_test: /** @type {HTMLInputElement} */ ($('bench-stsb-test')).checked,
+    czech: $('bench-czech').checked,
+    own: state.ownPairs,
     probes: tickedProbes(),
   };
 }
@@ -116,14 +122,15 @@ export function wholeBenchmark(split) {
 
 /** Runs `choice` (by default the panel's; the Lesson asks for a plain quick run of the model). */
 /** @param {PageState} state @param {RunChoice} choice */
-export async function runBenchmark(state, choice = panelChoice()) {
+export async function runBenchmark(state, choice = panelChoice(state)) {
   const msg = $('run-msg');
   const why = blocker(state, choice);
   if (why) {
     setMessage(msg, why, 'warning');
     return;
   }
-  const { split, encoder, files, stsb_test, probes } = choice;
+  const { split, encoder, files, stsb_test, czech = false, own = null } = choice;
+  const probes = own ? [] : choice.probes; // the probes read STS-B test, not the user's file
   const note = dataNote(choice);
   const load = state.loaded;
   const bar = $('run-progress');
@@ -133,7 +140,7 @@ export async function runBenchmark(state, choice = panelChoice()) {
   stats.textContent = '';
   setMessage(msg, `Running the ${split} split${note ? ` (${note})` : ''} with ${encoder === 'static' ? 'the syntax-blind baseline of ' : ''}${load.info.name} · ${load.info.dtype}…`);
   const engine = state.engine;
-  const { id, promise } = engine.start(REQ.EVALUATE, { split, encoder, files, stsb_test, baseUrl: BASE_URL }, {
+  const { id, promise } = engine.start(REQ.EVALUATE, { split, encoder, files, stsb_test, czech, ...(own ? { own } : {}), baseUrl: BASE_URL }, {
     onProgress: (m) => { if (state.run && state.run.id === id) showProgress(state.run, m); },
     // The GPU's notices (e.g. it failed mid-run and the CPU took over), as they happen.
     onNotice: (m) => {
@@ -153,6 +160,7 @@ export async function runBenchmark(state, choice = panelChoice()) {
     const value = await promise;
     state.result = {
       report: value.report, pairs_csv: value.pairs_csv, timings: value.timings, load,
+      czech_baseline: value.czech_baseline || null,
       backend_status: value.backend_status || null, finished_at: new Date().toISOString(),
     };
     if (value.backend_status) renderBackend(value.backend_status);

@@ -30,6 +30,9 @@ export const COMPARE_COLUMNS = [
   ['structure_avg', 'structure avg', 'num'],
   ['relation_avg', 'relation avg', 'num'],
   ['stsb_test_spearman', 'STS-B test', 'num'],
+  ['data', 'data', 'text'],
+  ['czech_news_sts_pearson', 'Czech News STS Pearson', 'num'],
+  ['own_pairs_spearman', 'own pairs Spearman', 'num'],
   ['sentences_per_s', 'sentences/s', 'num'],
   ['gflop_per_s_per_core', 'GFLOP/s per core', 'num'],
 ];
@@ -65,6 +68,10 @@ export function runRow(id, result) {
     structure_avg: cells.structure_avg,
     relation_avg: cells.relation_avg,
     stsb_test_spearman: finite(report.stsb_test?.spearman),
+    data: dataOf(report),
+    czech_news_sts_pearson: finite(report.czech_news_sts?.model?.pearson),
+    // An STS-layout file's one Spearman; an SR-layout file's relation (the table's ranking).
+    own_pairs_spearman: finite(report.own_pairs ? (report.own_pairs.similarity || report.own_pairs.relation)?.spearman : null),
     sentences_per_s: finite(timings.sentences_per_s),
     gflop_per_s: finite(timings.gflop_per_s),
     gflop_per_s_per_core: finite(timings.gflop_per_s_per_core),
@@ -155,8 +162,18 @@ export const CSV_COLUMNS = [
   'label', 'model', 'dtype', 'split', 'encoder',
   ...DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => `${dim}_${f}`)), 'stsb_test_spearman',
   'rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s', 'gflop_per_s',
-  'gflop_per_s_per_core',
+  'gflop_per_s_per_core', 'data', 'czech_news_sts_pearson', 'own_pairs_spearman',
 ];
+
+/** What a run scored, in words: the SR files and STS-B test, Czech News STS, or a user's file. */
+function dataOf(report) {
+  const own = report.own_pairs;
+  if (own) return `own pairs: ${own.name}`;
+  const files = SR_FILES.filter((f) => DIMENSIONS.every((dim) => report.results?.[dim]?.[f]));
+  const parts = [files.length === SR_FILES.length ? 'SR' : files.length ? `SR (${files.join(', ')})` : '',
+    report.stsb_test ? 'STS-B test' : '', report.czech_news_sts ? 'Czech News STS' : ''];
+  return parts.filter(Boolean).join(' + ');
+}
 
 /** The table as CSV, in the table's order, values unrounded as in the reports. */
 /** @param {PageState} state */

@@ -17,6 +17,12 @@ interface PageElements {
   'model-progress': HTMLProgressElement;
   'local-file': HTMLInputElement;
   'local-max-seq': HTMLInputElement;
+  'model-prefix': HTMLInputElement;
+  'bench-czech': HTMLInputElement;
+  'own-pairs-file': HTMLInputElement;
+  'own-pairs-clear': HTMLButtonElement;
+  'prefix-apply': HTMLButtonElement;
+  'prefix-reset': HTMLButtonElement;
   'local-load': HTMLButtonElement;
   'local-keep': HTMLInputElement;
   'kept-use': HTMLButtonElement;

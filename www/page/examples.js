@@ -15,6 +15,11 @@ export const EXAMPLES = [
   example('concept-order', 'Concept order swap', 'relation', false, 'Tom likes Taylor Swift.', 'Taylor Swift likes Tom.', 'Who likes whom is reversed, with exactly the same words.'),
   example('cause-effect', 'Cause ↔ effect', 'relation', false, 'Rain causes floods.', 'Floods cause rain.', 'Cause and effect are swapped (and the new claim is false).'),
   example('clause-reorder', 'Clause reorder', 'relation', true, 'He read the book because he was interested in history.', 'Because he was interested in history, he read the book.', 'The clauses changed places; the reason is the same.'),
+  // Czech, a free-word-order language: the case endings carry the roles (for a model that reads
+  // Czech, e.g. multilingual-e5-small). "Petra" here is Petr in the accusative, "Marie" Marie
+  // in the nominative.
+  example('czech-order', 'Czech word order', 'structure', true, 'Petr miluje Marii.', 'Marii miluje Petr.', 'In Czech the endings carry the roles: Petr (subject) still loves Marii (object), whatever the order.'),
+  example('czech-endings', 'Czech case endings', 'relation', false, 'Petr miluje Marii.', 'Petra miluje Marie.', 'Only the endings changed, and now Marie (subject) loves Petra, that is Petr (object): the roles are reversed.'),
 ];
 
 /** One button per example, grouped by dimension; `onPick(example)` when one is pressed. */

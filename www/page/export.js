@@ -36,6 +36,8 @@ export function exportJson(state) {
   const out = {
     ...report,
     encoder: report.encoder,
+    // Czech News STS runs: the syntax-blind baseline's section beside the model's.
+    ...(state.result.czech_baseline ? { czech_news_sts_baseline: state.result.czech_baseline } : {}),
     model_source: modelSource(load),
     backend: backendStatus && backendStatus.active === 'webgpu' ? 'webgpu' : 'cpu',
     backend_choice: state.backend,

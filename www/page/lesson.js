@@ -1,7 +1,8 @@
 // @ts-check
 // "Lesson": five steps for a projector, one click each, every number from the live model —
 // a paraphrase by passive voice (high, rightly), a concept swap (high, wrongly), why (the token-pair
-// heat map), word salad (still high), and the benchmark (STS-B high, SR low). Arrow keys (and a
+// heat map), word salad (still high), and the benchmark (STS-B high, SR low); for a model with a
+// multilingual vocabulary, word order in Czech before the benchmark. Arrow keys (and a
 // clicker's Page Up / Page Down) move between steps; Escape leaves. The engine requests are the
 // playground's and the benchmark's (protocol.js); this module only asks and shows.
 
@@ -17,6 +18,11 @@ import { STRIP_SEEDS } from './word-order.js';
 
 const PASSIVE = { a: 'The chef cooked the meal.', b: 'The meal was cooked by the chef.' };
 const SWAP = { a: 'Tom likes Taylor Swift.', b: 'Taylor Swift likes Tom.' };
+/** Czech: the same meaning in another order, and the roles reversed by the endings alone. */
+const CZECH = { a: 'Petr miluje Marii.', same: 'Marii miluje Petr.', reversed: 'Petra miluje Marie.' };
+/** A vocabulary this large is a multilingual one (XLM-R's 250,002 pieces, multilingual BERT's
+ * 119,547; English WordPiece models have ~30,000): the lesson then has its Czech step. */
+const MULTILINGUAL_VOCABULARY = 100_000;
 
 const cos3 = (x) => x.toFixed(3);
 /** How a cosine reads out loud (MiniLM-class models put most pairs above 0.5). */
@@ -112,6 +118,39 @@ const STEPS = [
   },
 ];
 
+/** The step a model that reads Czech gets, before the benchmark. */
+const CZECH_STEP = {
+  title: 'Word order in Czech',
+  text: 'In Czech the endings carry the roles. “Petr miluje Marii.” and “Marii miluje Petr.” both say that Petr loves Marie; ' +
+    '“Petra miluje Marie.” changes two endings, and now Marie loves Petr.',
+  pair: { a: CZECH.a, b: `${CZECH.same} / ${CZECH.reversed}` },
+  action: 'Score both',
+  run: async (state, view) => {
+    const same = await state.engine.call(REQ.SIMILARITY, { a: CZECH.a, b: CZECH.same });
+    const reversed = await state.engine.call(REQ.SIMILARITY, { a: CZECH.a, b: CZECH.reversed });
+    const r = await state.engine.call(REQ.EXPLAIN, { a: CZECH.a, b: CZECH.reversed });
+    renderHeatMap(view.map, r.model, { title: 'The model’s token pairs: Petr miluje Marii / Petra miluje Marie', words: true });
+    view.root.dataset.czechSame = String(same.cosine);
+    view.root.dataset.czechReversed = String(reversed.cosine);
+    const gap = same.cosine - reversed.cosine;
+    return {
+      score: reversed.cosine,
+      verdict: `Same meaning, new order: ${cos3(same.cosine)}. Roles reversed by the endings: ${cos3(reversed.cosine)}` +
+        (gap >= 0.05 ? ', clearly lower: the model reads the endings. ' : ', about as high: the model misses the endings. ') +
+        `The syntax-blind baseline gives ${cos3(same.static_cosine)} and ${cos3(reversed.static_cosine)}: ` +
+        'it sees the same word pieces in any order, so only the endings can move it.',
+      level: gap >= 0.05 ? 'same' : 'diff',
+    };
+  },
+};
+
+/** The lesson's steps for the loaded model (the Czech one for a multilingual vocabulary). */
+/** @param {PageState} state */
+function stepsOf(state) {
+  const multilingual = state.loaded && state.loaded.info.vocab_size >= MULTILINGUAL_VOCABULARY;
+  return multilingual ? [...STEPS.slice(0, -1), CZECH_STEP, STEPS[STEPS.length - 1]] : STEPS;
+}
+
 function figure(label, value, note, level) {
   return el('div', { class: `lesson-figure is-${level}` },
     el('span', { class: 'lesson-figure-label' }, label),
@@ -156,13 +195,14 @@ function viewOf() {
 
 /** @param {PageState} state */
 function show(state, index) {
-  const step = STEPS[index];
+  const steps = stepsOf(state);
+  const step = steps[index];
   const view = viewOf();
   state.lessonStep = index;
   state.lessonSeq = (state.lessonSeq || 0) + 1; // an answer for a step left behind is dropped
   view.root.dataset.step = String(index + 1);
   view.root.dataset.state = 'idle';
-  $('lesson-count').textContent = `Step ${index + 1} of ${STEPS.length}`;
+  $('lesson-count').textContent = `Step ${index + 1} of ${steps.length}`;
   $('lesson-title').textContent = step.title;
   $('lesson-text').textContent = step.text;
   $('lesson-pair').hidden = !step.pair;
@@ -172,7 +212,7 @@ function show(state, index) {
   }
   $('lesson-go').textContent = step.action;
   $('lesson-prev').disabled = index === 0;
-  $('lesson-next').disabled = index === STEPS.length - 1;
+  $('lesson-next').disabled = index === steps.length - 1;
   const score = $('lesson-score');
   score.textContent = '';
   delete score.dataset.value;
@@ -193,7 +233,7 @@ async function go(state) {
   try {
     await ensureModel(state, view);
     view.status.textContent = 'Working…';
-    const found = await STEPS[index].run(state, view);
+    const found = await stepsOf(state)[index].run(state, view);
     if (seq !== state.lessonSeq) return;
     const score = $('lesson-score');
     if (found.score !== null) {
@@ -218,7 +258,7 @@ async function go(state) {
 function open(state) {
   $('lesson').hidden = false;
   document.documentElement.classList.add('in-lesson');
-  show(state, state.lessonStep || 0);
+  show(state, Math.min(state.lessonStep || 0, stepsOf(state).length - 1));
 }
 
 function close() {
@@ -230,7 +270,7 @@ function close() {
 /** @param {PageState} state */
 function move(state, delta) {
   const next = state.lessonStep + delta;
-  if (next >= 0 && next < STEPS.length) show(state, next);
+  if (next >= 0 && next < stepsOf(state).length) show(state, next);
 }
 
 /** @param {PageState} state */

@@ -18,6 +18,8 @@ import { renderPlot } from './results.js';
 import { exportCsv, exportJson } from './export.js';
 import { messageOf } from '../shared/errors.js';
 import { setupLocalModel } from './local-model.js';
+import { setupPrefix } from './prefix.js';
+import { setupOwnPairs } from './own-pairs.js';
 import { setupCompare } from './compare.js';
 import { setupLesson } from './lesson.js';
 import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
@@ -146,6 +148,8 @@ async function main() {
   setupWordOrder(state, (text) => setB(state, text));
   applyShuffleFromUrl(state, u);
   setupLocalModel(state);
+  setupPrefix(state);
+  setupOwnPairs(state);
   setupCompare(state);
   setupLesson(state);
   setupOffline(state); // offline class mode

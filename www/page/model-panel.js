@@ -9,6 +9,7 @@ import { BASE_URL, modelKey, selectedEntry } from './state.js';
 import { renderBackend } from './backend.js';
 import { updatePlayground } from './playground.js';
 import { restartIfEngineFailed } from './engine.js';
+import { renderPrefix } from './prefix.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -140,7 +141,8 @@ export async function loadModel(state, entry, local = null) {
       onNotice: showNotice,
     });
     if (state.loadingKey !== key) return;
-    state.loaded = { ...value, local }; // `local`: a backend change reloads the same file
+    // `local`: a backend change reloads the same file; `filePrefix`: the prefix field's reset.
+    state.loaded = { ...value, local, filePrefix: value.info.prefix };
     state.loadingKey = null;
     hideProgress();
     const i = value.info;
@@ -155,6 +157,7 @@ export async function loadModel(state, entry, local = null) {
     $('model-status').dataset.loadMs = String(value.timings.total_ms);
     $('model-active').textContent = `${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`;
     renderBackend(value.backend_status);
+    renderPrefix(state);
     document.body.dataset.model = 'ready';
     document.dispatchEvent(new Event('sr-bench:model-loaded')); // e.g. offline.js updates its line
   } catch (err) {

@@ -6,6 +6,7 @@ import { SR_FILES, DIMENSIONS } from '../shared/protocol.js';
 import { createScatter } from './charts.js';
 import { $, el, fmt2, fmtSigned, formatBytes, formatDuration, nf0, setMessage } from './ui.js';
 import { modelSource } from './export.js';
+import { prefixLabel } from './prefix.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -29,8 +30,9 @@ function caption(report, timings) {
   const files = evaluatedFiles(report);
   const dataNote = (files.length < SR_FILES.length ? ` · ${files.length} of ${SR_FILES.length} SR files (${files.join(', ')}): ` +
     'the avg is theirs, not Table 4\'s' : '') + (report.stsb_test ? '' : ' · no STS-B test');
+  const prefixNote = report.prefix ? ` · every text read with the prefix ${prefixLabel(report.prefix)}` : '';
   return `${report.model} · ${report.dtype} · split ${report.split} · ${nf0.format(timings.sentences)} sentences, ` +
-    `${formatDuration(timings.total_ms)}${dataNote}${paperNote}`;
+    `${formatDuration(timings.total_ms)}${prefixNote}${dataNote}${paperNote}`;
 }
 
 /** One table cell: ours, the paper's and the difference; Pearson, CI and n on demand. */
@@ -66,6 +68,59 @@ function sourceLine(load) {
     `, max sequence length ${load.info.max_seq_length}${src.max_seq_length ? ' (chosen)' : ' (the file’s)'}.`;
 }
 
+/** Czech News STS rows: [label, agreement or bound, key]; the oracle has MSE figures only. */
+const CZECH_COLUMNS = ['pearson', 'spearman', 'mse_unit', 'rmse_unit', 'mse_raw', 'rmse_raw'];
+
+/** The Czech table (the CLI's `eval-czech` rows, the baseline's too) and its finding.
+ * @param {any} czech the report's `czech_news_sts` @param {any} baseline the baseline's, or null */
+function renderCzech(czech, baseline) {
+  $('czech-results').hidden = !czech;
+  if (!czech) return;
+  const rows = [['model', czech.model, 'model'], ...(baseline ? [['syntax-blind baseline', baseline.model, 'baseline']] : []),
+    ['random human annotator', czech.random_human, 'random-human'], ['oracle bound', czech.oracle, 'oracle']];
+  $('czech-body').replaceChildren(...rows.map(([label, figures, key]) => el('tr', { data: { row: key } },
+    el('th', { scope: 'row' }, label),
+    ...CZECH_COLUMNS.map((c) => {
+      const v = figures[c];
+      const scale = c === 'pearson' || c === 'spearman';
+      return Number.isFinite(v)
+        ? el('td', { class: 'num', data: { key: c, value: String(v) } }, scale ? fmt2(v) : v.toFixed(4))
+        : el('td', { class: 'num muted' }, '—');
+    }))));
+  const m = czech.model;
+  const h = czech.random_human;
+  const beats = m.pearson > h.pearson && m.spearman > h.spearman;
+  const neither = m.pearson <= h.pearson && m.spearman <= h.spearman;
+  $('czech-finding').textContent = beats
+    ? `The model ranks these Czech pairs better than a random Czech annotator does (Pearson ${fmt2(m.pearson)} against ${fmt2(h.pearson)}, Spearman ${fmt2(m.spearman)} against ${fmt2(h.spearman)}); its cosines are not on the annotators’ scale, so its MSE is far larger.`
+    : neither
+      ? `The model does not reach a random Czech annotator (Pearson ${fmt2(m.pearson)} against ${fmt2(h.pearson)}, Spearman ${fmt2(m.spearman)} against ${fmt2(h.spearman)}).`
+      : `The model and a random Czech annotator are level: Pearson ${fmt2(m.pearson)} against ${fmt2(h.pearson)}, Spearman ${fmt2(m.spearman)} against ${fmt2(h.spearman)}.`;
+}
+
+/** The per-pair label of a user's own pairs (Rust's OWN_LABEL): the scatter's file choice. */
+export const OWN_FILE = 'own_pairs';
+const OWN_COLUMNS = ['n', 'spearman', 'spearman_ci95', 'pearson', 'mse', 'rmse'];
+
+/** The own pairs table: a row for the STS layout's pairs, or one per SR dimension. */
+function renderOwn(own) {
+  $('own-results').hidden = !own;
+  if (!own) return;
+  $('own-title').textContent = `Your own pairs: ${own.name}`;
+  const rows = ['similarity', 'structure', 'relation'].filter((k) => own[k]);
+  $('own-body').replaceChildren(...rows.map((k) => el('tr', { data: { row: k } },
+    el('th', { scope: 'row' }, k === 'similarity' ? 'all pairs' : k),
+    ...OWN_COLUMNS.map((c) => {
+      const v = own[k][c];
+      if (c === 'spearman_ci95') return el('td', { class: 'num' }, Array.isArray(v) ? `[${fmt2(v[0])}, ${fmt2(v[1])}]` : '—');
+      const text = !Number.isFinite(v) ? '—' : c === 'n' ? nf0.format(v) : c.startsWith('mse') || c === 'rmse' ? v.toFixed(4) : fmt2(v);
+      return el('td', { class: 'num', data: { key: c, value: Number.isFinite(v) ? String(v) : '' } }, text);
+    }))));
+  $('own-note').textContent = `Spearman and Pearson ×100 of the model's cosine against your scores (${own.layout === 'sr'
+    ? 'the SR files’ layout: each original against its structural and its relational variant' : 'one score per pair'}); ` +
+    `MSE and RMSE compare the cosine with your score divided by ${own.scale_max}, the smallest of 1, 5, 6, 10 and 100 that holds every score.`;
+}
+
 /** @param {PageState} state */
 export function renderResults(state) {
   const { report, timings, load } = state.result;
@@ -76,6 +131,8 @@ export function renderResults(state) {
   source.hidden = !source.textContent;
   source.dataset.sha256 = load.entry.local ? load.entry.sha256 : '';
 
+  renderCzech(report.czech_news_sts || null, state.result.czech_baseline || null);
+  renderOwn(report.own_pairs || null);
   const files = evaluatedFiles(report);
   $('results-head').replaceChildren(el('th', { scope: 'col' }, 'dimension'),
     ...SR_FILES.map((f) => el('th', { scope: 'col' }, f)),
@@ -99,9 +156,13 @@ export function renderResults(state) {
   const fileSel = /** @type {HTMLSelectElement} */ ($('plot-file'));
   if (!fileSel.options.length) {
     for (const f of SR_FILES) fileSel.append(el('option', { value: f }, f));
+    fileSel.append(el('option', { value: OWN_FILE, hidden: '' }, 'your own pairs'));
   }
+  const ownOption = /** @type {HTMLOptionElement} */ (fileSel.querySelector(`option[value="${OWN_FILE}"]`));
+  ownOption.hidden = !report.own_pairs;
   // The scatter shows a file the run has.
-  if (files.length && !files.includes(fileSel.value)) fileSel.value = files[0];
+  if (report.own_pairs) fileSel.value = OWN_FILE;
+  else if (files.length && !files.includes(fileSel.value)) fileSel.value = files[0];
   renderPlot(state);
 }
 
@@ -111,9 +172,11 @@ export function renderPlot(state) {
   if (!state.result) return;
   const { report } = state.result;
   const file = $('plot-file').value || SR_FILES[0];
-  const dim = $('plot-dim').value;
+  const own = file === OWN_FILE ? report.own_pairs : null;
+  // An STS-layout file has one kind of pair ("similarity"), whatever the dimension chosen.
+  const dim = own && own.layout === 'sts' ? 'similarity' : $('plot-dim').value;
   const pairs = (report.pairs || []).filter((p) => p.file === file && p.dimension === dim);
-  const res = report.results?.[dim]?.[file];
+  const res = own ? own[dim] : report.results?.[dim]?.[file];
   const title = `${file} · ${dim} · ${pairs.length} pairs · Spearman ${fmt2(res?.spearman)}`;
   const points = pairs.map((p) => ({ x: p.gold, y: p.cosine, line: p.line }));
   try {

@@ -22,17 +22,20 @@ export function createState() {
     /** The backend chosen on the page (and in the URL). @type {'cpu'|'webgpu'|'auto'} */
     backend: 'cpu',
     /** The loaded model (the `load` answer), with `local`: the file from this computer it was
-     * read from (model-panel.js loadModel), null for a site model.
-     * @type {(import('../shared/protocol.js').LoadResult & {local: LocalChoice|null})|null} */
+     * read from (model-panel.js loadModel), null for a site model; `filePrefix`: the text prefix
+     * the file says (`info.prefix` is the one in use, prefix.js).
+     * @type {(import('../shared/protocol.js').LoadResult & {local: LocalChoice|null, filePrefix: string})|null} */
     loaded: null,
     loadingKey: null,
     userEngaged: false,
+    /** A user's own pairs file for the next run (own-pairs.js), scored alone. @type {File|null} */
+    ownPairs: null,
     /** The run under way: its request id (the probes' after the benchmark), helpers replaced so far,
      * the probe running (if one is). @type {{id: number, split: string, encoder: string, done: number, total: number,
      *   phase: string, replaced: number, probe?: string}|null} */
     run: null,
     /** The last finished run. @type {{report: any, pairs_csv: string, timings: any, load: any, backend_status: any,
-     *   finished_at: string}|null} */
+     *   czech_baseline?: any, finished_at: string}|null} */
     result: null,
     playSeq: 0,
     playTimer: 0,

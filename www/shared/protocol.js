@@ -41,6 +41,8 @@
 //               the result is exactly `sr-bench probe shuffle|layers --json`. It is the engine's
 //               one run, like `evaluate` (code "busy" while one runs; `cancel` stops it).
 //   cancel      stop the benchmark (or probe) started by request `target`.
+//   set-prefix  the text the model puts before every input from now on ({prefix}; "" for none;
+//               Model.set_prefix): the page's prefix field. Refused ("busy") while a run goes.
 //   --- the playground's explainers (Rust computes everything, see src/explain/):
 //   explain     the pair's token-pair maps (Model.explain and, for the baseline, Model.explain_static)
 //               and its cosine after each layer for A/B and for A / B's words shuffled. Sent by the
@@ -86,6 +88,7 @@ export const REQ = Object.freeze({
   WORD_ORDER: 'word-order',
   SHUFFLE_SCORES: 'shuffle-scores',
   PING: 'ping',
+  SET_PREFIX: 'set-prefix',
 });
 
 /** The engine ↔ pool helper protocol's requests (engine/pool.js → engine/embed-worker.js). */
@@ -103,6 +106,12 @@ export const SR_FILES = Object.freeze(['stsb', 'sickr', 'askubuntu', 'cqa', 'twi
 /** The benchmark's data files under the site root, SR files first (SR_FILES order), then
  * STS-B test: the engine fetches them, the service worker stores them (assemble.sh). */
 export const DATA_PATHS = Object.freeze([...SR_FILES.map((f) => `data/sr/${f}.csv`), 'data/stsb/stsb-en-test.csv']);
+/** Czech News STS's test set (Sido et al.; 1,200 pairs, nine annotators), the benchmark's Czech choice. */
+export const CZECH_PATH = 'data/czech-news-sts/free-test.tsv';
+/** Largest own pairs file the engine reads (bytes; Rust's MAX_PAIRS_BYTES): checked before reading. */
+export const MAX_PAIRS_BYTES = 16 * 1024 * 1024;
+/** Every data file the page may fetch: what the offline class mode stores (www/assemble.sh). */
+export const ALL_DATA_PATHS = Object.freeze([...DATA_PATHS, CZECH_PATH]);
 /** The two dimensions of the SR benchmark (Table 4 rows). */
 export const DIMENSIONS = Object.freeze(['structure', 'relation']);
 
@@ -155,6 +164,7 @@ export const ERR = Object.freeze({
  * @property {number} num_layers
  * @property {number} intermediate_size
  * @property {number} max_seq_length
+ * @property {string} prefix     put before every text the model reads (e5's "query: "; "" for none)
  * @property {string} pooling
  * @property {number} vocab_size
  * @property {number} file_bytes
@@ -213,8 +223,13 @@ export const ERR = Object.freeze({
  * @property {number} id
  * @property {'quick'|'full'} split
  * @property {'model'|'static'} encoder  "static" = the syntax-blind baseline
- * @property {string[]} [files]  some of SR_FILES (default: all six); the avg then averages these
+ * @property {string[]} [files]  some of SR_FILES (default: all six); the avg then averages these.
+ *                               Empty when only STS-B test or Czech News STS is asked for.
  * @property {boolean} [stsb_test]  score STS-B test too (default true)
+ * @property {boolean} [czech]   score Czech News STS too (CZECH_PATH; default false)
+ * @property {File} [own]        a user's own pairs file (CSV/TSV, STS or SR layout), scored alone:
+ *                               files, stsb_test and czech are then ignored; read in the engine,
+ *                               never uploaded
  * @property {string} baseUrl
  * @property {number} [workers]  helper workers for the model (default 0: one per core, capped;
  *                               1: no pool, embed in the engine worker, one thread)
@@ -357,6 +372,8 @@ export const ERR = Object.freeze({
  *                             with rank_gap), from Evaluation.finish
  * @property {string} pairs_csv  the per-pair CSV (wasm `pairs_csv(report)`): what "Download per-pair CSV" saves
  * @property {BackendStatus} backend_status  at the end of the run
+ * @property {object|null} czech_baseline  with `czech` and the model: the syntax-blind baseline's
+ *                             `czech_news_sts` section (as `sr-bench eval-czech --baseline static`)
  * @property {{data_ms: number, prepare_ms: number, embed_ms: number, finish_ms: number,
  *             total_ms: number, sentences: number, workers: number, gpu: boolean, sentences_per_s: number,
  *             flops: number, gflop_per_s: number|null, gflop_per_s_per_core: number|null}} timings
@@ -419,12 +436,13 @@ export const ERR = Object.freeze({
  *   'word-order': {payload: Payload<WordOrderRequest>, result: WordOrderResult},
  *   'shuffle-scores': {payload: Payload<ShuffleScoresRequest>, result: ShuffleScoresResult},
  *   'ping': {payload: Payload<PingRequest>, result: {}},
+ *   'set-prefix': {payload: {prefix: string}, result: {info: ModelInfo}},
  * }} EngineRequests
  */
 /**
  * The pool helpers' requests (engine/embed-worker.js). `module`: the engine's compiled wasm.
  * @typedef {{
- *   'init': {payload: {module: WebAssembly.Module, bytes: Uint8Array, max_seq_length: number|null}, result: {load_ms: number}},
+ *   'init': {payload: {module: WebAssembly.Module, bytes: Uint8Array, max_seq_length: number|null, prefix: string}, result: {load_ms: number}},
  *   'embed': {payload: {texts: string[]}, result: {embeddings: Float32Array, ms: number}},
  * }} HelperRequests
  */

@@ -124,10 +124,10 @@ fn sr_rejects_an_unterminated_quote() {
 
 #[test]
 fn quote_scanner_follows_csv_rules() {
-    assert_eq!(unterminated_quote_line(b"a,\"b\"\"c\",d\n"), None);
-    assert_eq!(unterminated_quote_line(b"a,b\"c,d\n"), None); // bare quote mid-field is text
-    assert_eq!(unterminated_quote_line(b"\"a\"x,\"b\n"), Some(1));
-    assert_eq!(unterminated_quote_line(b"a\n\"b\"\"\n"), Some(2));
+    assert_eq!(unterminated_quote_line(b"a,\"b\"\"c\",d\n", b','), None);
+    assert_eq!(unterminated_quote_line(b"a,b\"c,d\n", b','), None); // bare quote mid-field is text
+    assert_eq!(unterminated_quote_line(b"\"a\"x,\"b\n", b','), Some(1));
+    assert_eq!(unterminated_quote_line(b"a\n\"b\"\"\n", b','), Some(2));
 }
 
 #[test]

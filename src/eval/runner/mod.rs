@@ -67,5 +67,7 @@ impl std::error::Error for Cancelled {}
 pub const STSB_TEST_LABEL: &str = "stsb_test";
 /// File label of Czech News STS pairs in per-pair output.
 pub const CZECH_LABEL: &str = "czech_news_sts";
+/// File label of a user's own pairs in per-pair output.
+pub const OWN_LABEL: &str = "own_pairs";
 /// Dimension label of the plain STS pairs (STS-B test, Czech) in per-pair output.
 pub const SIMILARITY_LABEL: &str = "similarity";

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use crate::eval::data::{CzechFile, SrFile, StsFile, SR_FILES};
+use crate::eval::data::{CzechFile, OwnPairs, SrFile, StsFile, SR_FILES};
 use crate::eval::report::Dimension;
 use crate::eval::split::Split;
 
@@ -15,6 +15,8 @@ pub(super) enum Group {
     Sr(usize, Dimension),
     StsbTest,
     Czech,
+    /// A user's own file: `None` for the STS layout, the dimension for the SR layout.
+    Own(Option<Dimension>),
 }
 
 /// One pair to score: two sentence ids and the gold score on its file's own scale.
@@ -27,6 +29,14 @@ pub(super) struct PlannedPair {
     pub(super) gold: f64,
 }
 
+/// What the report says of a user's own file besides its cells.
+#[derive(Debug, Clone)]
+pub(super) struct OwnMeta {
+    pub(super) name: String,
+    pub(super) layout: &'static str,
+    pub(super) scale_max: f64,
+}
+
 /// The pairs of a run and the unique sentences they need.
 #[derive(Debug, Clone)]
 pub struct EvalPlan {
@@ -34,6 +44,8 @@ pub struct EvalPlan {
     /// SR files in Table 4 order.
     pub(super) sr_names: Vec<String>,
     pub(super) czech: Option<CzechFile>,
+    /// A user's own file: its name, layout and score scale.
+    pub(super) own: Option<OwnMeta>,
     pub(super) sentences: Vec<String>,
     sentence_ids: HashMap<String, usize>,
     pub(super) pairs: Vec<PlannedPair>,
@@ -73,6 +85,7 @@ impl EvalPlan {
             split,
             sr_names: sr_files.iter().map(|file| file.name.clone()).collect(),
             czech: None,
+            own: None,
             sentences: Vec::new(),
             sentence_ids: HashMap::new(),
             pairs: Vec::new(),
@@ -125,11 +138,64 @@ impl EvalPlan {
             split: Split::Full,
             sr_names: Vec::new(),
             czech: None,
+            own: None,
             sentences: Vec::new(),
             sentence_ids: HashMap::new(),
             pairs: Vec::new(),
         };
         Ok(plan.with_czech(czech))
+    }
+
+    /// A plan of a user's own pairs file alone (`sr-bench eval --pairs FILE`, the page's
+    /// "Your own pairs"): every row, whatever the split.
+    pub fn own_only(own: OwnPairs) -> Result<Self> {
+        let mut plan = EvalPlan {
+            split: Split::Full,
+            sr_names: Vec::new(),
+            czech: None,
+            own: Some(OwnMeta {
+                name: own.name().to_string(),
+                layout: own.layout(),
+                scale_max: own.scale_max(),
+            }),
+            sentences: Vec::new(),
+            sentence_ids: HashMap::new(),
+            pairs: Vec::new(),
+        };
+        match &own {
+            OwnPairs::Sts(file) => {
+                for p in &file.pairs {
+                    plan.add_pair(
+                        Group::Own(None),
+                        p.line,
+                        &p.sentence1,
+                        &p.sentence2,
+                        p.score,
+                    );
+                }
+            }
+            OwnPairs::Sr(file) => {
+                for dimension in [Dimension::Structure, Dimension::Relation] {
+                    for row in &file.rows {
+                        let (variant, gold) = match dimension {
+                            Dimension::Structure => (&row.structure, row.structure_score),
+                            Dimension::Relation => (&row.relation, row.relation_score),
+                        };
+                        plan.add_pair(
+                            Group::Own(Some(dimension)),
+                            row.line,
+                            &row.sentence1,
+                            variant,
+                            gold,
+                        );
+                    }
+                }
+            }
+        }
+        if plan.pairs.is_empty() {
+            bail!("nothing to evaluate: {} has no pairs", own.name());
+        }
+        Ok(plan)
     }
 
     /// The split this plan was made with.

@@ -4,12 +4,12 @@
 use anyhow::{bail, Result};
 
 use super::plan::{Group, PlannedPair};
-use super::{EvalRun, CZECH_LABEL, SIMILARITY_LABEL, STSB_TEST_LABEL};
+use super::{EvalRun, CZECH_LABEL, OWN_LABEL, SIMILARITY_LABEL, STSB_TEST_LABEL};
 use crate::eval::czech::czech_report;
 use crate::eval::data::{SR_SCORE_MAX, STSB_SCORE_MAX};
 use crate::eval::metrics::average_ranks;
 use crate::eval::report::{
-    Cell, Dimension, DimensionResults, Encoder, PairResult, Report, SrResults,
+    Cell, Dimension, DimensionResults, Encoder, OwnPairsReport, PairResult, Report, SrResults,
 };
 
 impl EvalRun {
@@ -75,6 +75,20 @@ impl EvalRun {
             Some(file) => Some(czech_report(file, &group_values(Group::Czech).1)?),
             None => None,
         };
+        let own_pairs = plan.own.as_ref().map(|own| {
+            let cell = |group: Group| {
+                let (gold, cos) = group_values(group);
+                (!gold.is_empty()).then(|| Cell::compute(&gold, &cos, own.scale_max))
+            };
+            OwnPairsReport {
+                name: own.name.clone(),
+                layout: own.layout.to_string(),
+                scale_max: own.scale_max,
+                similarity: cell(Group::Own(None)),
+                structure: cell(Group::Own(Some(Dimension::Structure))),
+                relation: cell(Group::Own(Some(Dimension::Relation))),
+            }
+        });
         let rank_gaps = rank_gaps(&plan.pairs, &cosines);
         let pairs = plan
             .pairs
@@ -88,6 +102,8 @@ impl EvalRun {
                     }
                     Group::StsbTest => (STSB_TEST_LABEL.to_string(), SIMILARITY_LABEL),
                     Group::Czech => (CZECH_LABEL.to_string(), SIMILARITY_LABEL),
+                    Group::Own(None) => (OWN_LABEL.to_string(), SIMILARITY_LABEL),
+                    Group::Own(Some(dimension)) => (OWN_LABEL.to_string(), dimension.as_str()),
                 };
                 PairResult {
                     file,
@@ -108,8 +124,10 @@ impl EvalRun {
             results,
             stsb_test,
             encoder: Encoder::default(),
+            prefix: String::new(),
             paper: None,
             czech_news_sts,
+            own_pairs,
             pairs: Some(pairs),
         })
     }
