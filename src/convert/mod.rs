@@ -111,7 +111,18 @@ pub fn to_gguf(
         let tensor = tensors
             .remove(stored)
             .ok_or_else(|| anyhow!("model.safetensors has no tensor {stored}"))?;
-        let tensor: Tensor = tensor.to_dtype(DType::F32)?;
+        let mut tensor: Tensor = tensor.to_dtype(DType::F32)?;
+        if name == crate::model::tensor_names::POSITION_EMBEDDINGS && settings.position_offset > 0 {
+            let (rows, offset) = (tensor.dim(0)?, settings.position_offset);
+            // Into new storage: QTensor::quantize reads the storage from its start, ignoring
+            // the view's offset that narrow leaves.
+            let cut = tensor.narrow(0, offset, rows - offset)?;
+            tensor = Tensor::from_vec(
+                cut.flatten_all()?.to_vec1::<f32>()?,
+                cut.shape(),
+                &Device::Cpu,
+            )?;
+        }
         let storage = tensors::storage_dtype(name, tensor.dims(), target);
         let q = QTensor::quantize(&tensor, storage)
             .with_context(|| format!("cannot quantize {name}"))?;
@@ -211,6 +222,7 @@ pub fn image_to_gguf(
         normalize: true,
         max_seq_length: h.max_positions,
         prefix: source.prefix.to_string(),
+        position_offset: 0,
         config_json: parsed.config_json(),
         tensors: Default::default(),
         notices: vec![],

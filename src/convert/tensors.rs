@@ -50,14 +50,18 @@ pub fn header(bytes: &[u8]) -> Result<BTreeMap<String, Vec<usize>>> {
 /// Maps the safetensors tensors onto what the encoder reads: every expected tensor present
 /// (under its own name or with a `<model_type>.` prefix), heads left out, anything else an
 /// error (a variant of the architecture the encoder would silently run wrong).
-pub fn plan(architecture: &str, config: &EncoderConfig, safetensors: &[u8]) -> Result<TensorPlan> {
+pub fn plan(
+    architecture: &str,
+    prefix: &str,
+    config: &EncoderConfig,
+    safetensors: &[u8],
+) -> Result<TensorPlan> {
     let shapes = header(safetensors)?;
-    let prefix = format!("{architecture}.");
     let mut by_name: BTreeMap<String, String> = BTreeMap::new();
     let mut out = TensorPlan::default();
     let mut unknown = Vec::new();
     for stored in shapes.keys() {
-        let name = stored.strip_prefix(&prefix).unwrap_or(stored);
+        let name = stored.strip_prefix(prefix).unwrap_or(stored);
         if name.ends_with("position_ids") {
             continue; // an integer buffer Hugging Face saves with the weights
         }

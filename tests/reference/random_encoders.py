@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 import torch
 from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter, quants
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import (AutoTokenizer, ModernBertConfig, ModernBertModel, NomicBertConfig,
-                          NomicBertModel, PreTrainedTokenizerFast)
+from tokenizers import (Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers,
+                        processors, trainers)
+from transformers import (AutoTokenizer, BertConfig, BertModel, ModernBertConfig,
+                          ModernBertModel, NomicBertConfig, NomicBertModel,
+                          PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel)
 
 minilm, fixture, out, converter, sr_dir = map(Path, sys.argv[1:6])
 out.mkdir(parents=True, exist_ok=True)
@@ -50,8 +52,10 @@ def sha256(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def mean_pooled(model, tokenizer, text):
-    enc = tokenizer(text, return_tensors="pt")
+def mean_pooled(model, tokenizer, text, max_length=None):
+    """`max_length`: truncate as sentence-transformers does (its max_seq_length)."""
+    enc = tokenizer(text, return_tensors="pt", truncation=max_length is not None,
+                    max_length=max_length)
     with torch.no_grad():
         hidden = model(input_ids=enc["input_ids"],
                        attention_mask=enc["attention_mask"]).last_hidden_state[0]
@@ -156,6 +160,53 @@ def modern_bert(name="modern-bert", hidden=128, layers=4, heads=4, inner=256, wi
     return name, folder, model
 
 
+def unigram_tokenizer(vocab_size=3000):
+    """A SentencePiece-style Unigram vocabulary as XLM-R's (NFKC, runs of spaces folded,
+    Metaspace, <s> text </s>, <pad> = 1), trained here on the SR texts with HF `tokenizers`."""
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.Sequence([normalizers.NFKC(),
+                                           normalizers.Replace(Regex(" {2,}"), " ")])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tok.train_from_iterator(sr_texts(), trainers.UnigramTrainer(
+        vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>", show_progress=False))
+    bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+    assert (bos, tok.token_to_id("<pad>"), eos) == (0, 1, 2)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", bos), ("</s>", eos)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>", pad_token="<pad>", cls_token="<s>",
+                                   sep_token="</s>", mask_token="<mask>")
+
+
+def unigram_encoder(name, kind, hidden=128, layers=3, heads=4, inner=256):
+    """A small encoder with the Unigram vocabulary above, kept as a sentence-transformers
+    folder (MiniLM's mean pooling) for `sr-bench convert --from`: `xlm-roberta` is transformers'
+    XLMRobertaModel (positions from pad_token_id + 1 = 2, a 514-row table, one token type),
+    `bert` a BertModel reading the same vocabulary."""
+    torch.manual_seed(20261203)
+    tokenizer = unigram_tokenizer()
+    shape = dict(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+                 num_attention_heads=heads, intermediate_size=inner, initializer_range=0.1,
+                 pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    if kind == "xlm-roberta":
+        model = XLMRobertaModel(XLMRobertaConfig(max_position_embeddings=514, type_vocab_size=1,
+                                                 **shape)).eval()
+    else:
+        model = BertModel(BertConfig(max_position_embeddings=512, **shape)).eval()
+    randomise_norms(model, torch.Generator().manual_seed(11))
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    for file in ["modules.json", "sentence_bert_config.json"]:
+        shutil.copy(minilm / file, folder / file)
+    shutil.copytree(minilm / "1_Pooling", folder / "1_Pooling")
+    return name, folder, model
+
+
 # The converter names a byte-level BPE pre-tokenizer by hashing the ids a known tokenizer gives
 # a test string: a vocabulary trained here matches no published one, so it stops with
 # "BPE pre-tokenizer was not recognized". For our ModernBERT vocabulary it is told the name it
@@ -254,3 +305,21 @@ for arch, folder, model, dtypes, extra in [
         ids = tokenizer(every)["input_ids"]
         (out / f"{arch}.sr-ids.json").write_text(json.dumps({"texts": every, "ids": ids}))
     print(f"{arch}: {len(items)} texts, files {', '.join(files)}")
+
+
+# Unigram vocabularies through our own converter (`sr-bench convert --from`): the folders stay
+# (tests/artifacts/llama/<name>.hf/), with the reference of each; llama.cpp's pinned converter
+# needs a Precompiled normalizer these have not (multilingual-e5-small covers its XLM-R path).
+for name, folder, model in [unigram_encoder("xlm-roberta", "xlm-roberta"),
+                            unigram_encoder("bert-unigram", "bert")]:
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    items = []
+    for text in texts + long_texts(2, 40):
+        # MiniLM's sentence_bert_config.json (copied into the folder): 256 tokens.
+        ids, embedding = mean_pooled(model, tokenizer, text, max_length=256)
+        items.append({"text": text, "ids": ids, "embedding": embedding})
+    reference = {"architecture": name, "folder": folder.name, "pooling": "mean", "items": items,
+                 "folder_sha256": {str(p.relative_to(folder)): sha256(p)
+                                   for p in sorted(folder.rglob("*")) if p.is_file()}}
+    (out / f"{name}.reference.json").write_text(json.dumps(reference))
+    print(f"{name}: {len(items)} texts, folder {folder.name}")
