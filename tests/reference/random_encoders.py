@@ -127,6 +127,19 @@ def bpe_tokenizer(vocab_size=4096):
                                    bos_token="[CLS]", eos_token="[SEP]")
 
 
+def st_folder(name, model, tokenizer):
+    """Saves `model` and `tokenizer` as a sentence-transformers folder OUT_DIR/<name>.hf with
+    MiniLM's modules, pooling (mean) and max_seq_length (256)."""
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    for file in ["modules.json", "sentence_bert_config.json"]:
+        shutil.copy(minilm / file, folder / file)
+    shutil.copytree(minilm / "1_Pooling", folder / "1_Pooling")
+    return folder
+
+
 def modern_bert(name="modern-bert", hidden=128, layers=4, heads=4, inner=256, window=32,
                 activation="gelu"):
     """ModernBERT's shape, small: by default 4 layers of 128 (global attention in layers 0 and
@@ -145,13 +158,7 @@ def modern_bert(name="modern-bert", hidden=128, layers=4, heads=4, inner=256, wi
                               eos_token_id=ids("[SEP]"))
     model = ModernBertModel(config).eval()
     randomise_norms(model, torch.Generator().manual_seed(7))
-    folder = out / f"{name}.hf"
-    shutil.rmtree(folder, ignore_errors=True)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    for file in ["modules.json", "sentence_bert_config.json"]:
-        shutil.copy(minilm / file, folder / file)
-    shutil.copytree(minilm / "1_Pooling", folder / "1_Pooling")
+    folder = st_folder(name, model, tokenizer)
     # transformers saves the layer pattern as `layer_types`; the converter reads the published
     # configs' `global_attn_every_n_layers`.
     saved = json.loads((folder / "config.json").read_text())
@@ -197,13 +204,7 @@ def unigram_encoder(name, kind, hidden=128, layers=3, heads=4, inner=256):
     else:
         model = BertModel(BertConfig(max_position_embeddings=512, **shape)).eval()
     randomise_norms(model, torch.Generator().manual_seed(11))
-    folder = out / f"{name}.hf"
-    shutil.rmtree(folder, ignore_errors=True)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    for file in ["modules.json", "sentence_bert_config.json"]:
-        shutil.copy(minilm / file, folder / file)
-    shutil.copytree(minilm / "1_Pooling", folder / "1_Pooling")
+    folder = st_folder(name, model, tokenizer)
     return name, folder, model
 
 
