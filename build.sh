@@ -7,8 +7,11 @@
 #   ./build.sh build    the build only
 #   ./build.sh bench    the benchmarks (not tests): native and in-browser throughput
 #   ./build.sh fixtures the llama.cpp-converted test models only (part of `test`)
+#   ./build.sh site OUT the build, then OUT: a folder for any static host (models in 16 MiB parts)
 #
-# Environment: PORT (default 8080), SR_BENCH_SHARED (offline mirror, default ../shared).
+# Environment: PORT (default 8080), SR_BENCH_SHARED (offline mirror, default ../shared);
+# for `site`: SITE_MODELS (NAME.DTYPE,…; default MiniLM and MPNet q8_0), SITE_BASE_URL (the
+# models' origin, e.g. a Hugging Face resolve/<commit>/ URL; default the site itself).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -407,5 +410,13 @@ case "${1:-serve}" in
     build_all; build_llama_fixtures; run_tests "${2:-gate}" ;;
   bench) build_all; bash bench/run.sh ;;
   fixtures) build_llama_fixtures ;;
-  *) echo "usage: ./build.sh [serve|build|test [full]|bench|fixtures]" >&2; exit 2 ;;
+  site)
+    [ -n "${2:-}" ] || { echo "usage: ./build.sh site OUT (SITE_MODELS, SITE_BASE_URL: see the top of build.sh)" >&2; exit 2; }
+    build_all
+    step "site → $2"
+    site_args=(site "$2" --from www/dist)
+    [ -z "${SITE_MODELS:-}" ] || site_args+=(--models "$SITE_MODELS")
+    [ -z "${SITE_BASE_URL:-}" ] || site_args+=(--base-url "$SITE_BASE_URL")
+    "$CLI" "${site_args[@]}" ;;
+  *) echo "usage: ./build.sh [serve|build|test [full]|bench|fixtures|site OUT]" >&2; exit 2 ;;
 esac

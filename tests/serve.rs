@@ -1,8 +1,11 @@
 //! `sr-bench serve` as a separate process, as the e2e suite and `./build.sh` run it: the
-//! per-request deadline, the connection bound (503 beyond it, memory and threads bounded), the
-//! symlink rule, and the security headers on every response.
+//! header deadline, the idle timeout (a slow but moving download completes, a stalled one is
+//! cut), the optional total deadline, byte ranges, the LAN mode, the connection bound (503
+//! beyond it, memory and threads bounded), the symlink rule, and the security headers on every
+//! response.
 
 mod cli_common;
+mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -18,26 +21,37 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, workers: usize, deadline_s: f64) -> Server {
+        let workers = workers.to_string();
+        let deadline = deadline_s.to_string();
+        Self::start_with(dir, &["--workers", &workers, "--deadline", &deadline]).0
+    }
+
+    /// `serve --port 0 --dir DIR ARGS…`; the server and the lines it printed on start.
+    fn start_with(dir: &Path, args: &[&str]) -> (Server, Vec<String>) {
         let mut child = Command::new(cli_common::binary())
             .args(["serve", "--port", "0", "--dir"])
             .arg(dir)
-            .args(["--workers", &workers.to_string()])
-            .args(["--deadline", &deadline_s.to_string()])
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("sr-bench serve starts");
         // "serving DIR on http://127.0.0.1:PORT/ (…)": printed once it listens.
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        stdout.read_line(&mut line).unwrap();
+        let mut lines = vec![line.clone()];
+        if args.contains(&"--host") {
+            let mut lan = String::new();
+            stdout.read_line(&mut lan).unwrap();
+            lines.push(lan);
+        }
         let port = line
             .split("127.0.0.1:")
             .nth(1)
             .and_then(|rest| rest.split('/').next())
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server { child, port }
+        (Server { child, port }, lines)
     }
 
     /// `Threads` and `VmRSS` (KB) of the server process, from /proc.
@@ -344,5 +358,265 @@ fn security_headers_are_on_every_response_including_errors() {
     assert!(head.starts_with("HTTP/1.1 503"), "{head}");
     assert_security_headers(&head);
     drop(held);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A trickled head is cut at the header deadline, with no total deadline set.
+#[test]
+fn a_client_trickling_its_head_is_cut_at_the_header_deadline() {
+    let root = site("head");
+    let (server, _) = Server::start_with(&root, &["--workers", "2", "--header-deadline", "1"]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let start = Instant::now();
+    let mut writer = stream.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        for byte in b"GET / HTTP/1.1\r\n"
+            .iter()
+            .chain(b"X: y\r\n".repeat(40).iter())
+        {
+            if writer.write_all(&[*byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let (head, _) = split_response(&read_all(&mut stream));
+    let cut_after = start.elapsed();
+    assert!(head.starts_with("HTTP/1.1 408"), "{head}");
+    assert!(
+        cut_after >= Duration::from_millis(900) && cut_after < Duration::from_millis(2500),
+        "cut off after {cut_after:?}, header deadline 1 s"
+    );
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    trickle.join().unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A response read at about `bytes_per_s`, as over a slow link: the socket's receive buffer is
+/// held at 64 KB (loopback would otherwise buffer megabytes at once, and a paced reader then
+/// pauses for seconds, which no link does) and 16 KB are read at a time.
+#[cfg(target_os = "linux")]
+fn throttled_get(port: u16, target: &str, bytes_per_s: f64) -> (String, Vec<u8>) {
+    use std::os::fd::AsRawFd;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let size: libc::c_int = 64 << 10;
+    // SAFETY: a valid socket and a c_int option value of the size passed.
+    let set = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(set, 0, "SO_RCVBUF");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(stream, "GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let start = Instant::now();
+    let mut response = Vec::new();
+    let mut chunk = vec![0u8; 16 << 10];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => response.extend_from_slice(&chunk[..n]),
+        }
+        // Ahead of the rate: wait until the bytes read so far are due.
+        let due = Duration::from_secs_f64(response.len() as f64 / bytes_per_s);
+        if let Some(wait) = due.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+    split_response(&response)
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
+}
+
+/// `clients` at once read `file` (served with a 2 s idle timeout and no total deadline), each
+/// throttled so that it takes `seconds`: all complete with the file's sha256, and the server's
+/// threads and memory stay bounded.
+#[cfg(target_os = "linux")]
+fn a_class_downloads(root: &Path, file: &str, clients: usize, seconds: f64) {
+    let bytes = std::fs::read(root.join(file)).unwrap();
+    let want = sha256(&bytes);
+    let (server, _) = Server::start_with(
+        root,
+        &["--workers", "32", "--idle", "2", "--header-deadline", "2"],
+    );
+    assert!(request(server.port, "GET / HTTP/1.1")
+        .0
+        .starts_with("HTTP/1.1 200"));
+    let (threads_before, rss_before) = server.threads_and_rss_kb();
+    let rate = bytes.len() as f64 / seconds;
+    let port = server.port;
+    let target = format!("/{file}");
+    let start = Instant::now();
+    let readers: Vec<_> = (0..clients)
+        .map(|_| {
+            let target = target.clone();
+            std::thread::spawn(move || throttled_get(port, &target, rate))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs_f64(seconds / 2.0));
+    let (threads_during, rss_during) = server.threads_and_rss_kb();
+    for reader in readers {
+        let (head, body) = reader.join().unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(sha256(&body), want, "a download came back whole");
+    }
+    let elapsed = start.elapsed();
+    println!(
+        "{clients} clients read {file} ({} bytes) at {:.0} KB/s each: all complete in \
+         {elapsed:.1?} with the right sha256; server threads {threads_before} → \
+         {threads_during}, RSS {rss_before} → {rss_during} KB",
+        bytes.len(),
+        rate / 1e3
+    );
+    assert!(
+        elapsed.as_secs_f64() >= seconds * 0.9,
+        "throttled: {elapsed:?}"
+    );
+    assert_eq!(threads_during, threads_before, "a fixed pool");
+    assert!(
+        rss_during < rss_before + 32 * 1024,
+        "RSS grew by more than 32 MB: {rss_before} → {rss_during} KB"
+    );
+}
+
+/// A class on a slow network: 30 downloads at once, each far longer than the idle timeout.
+#[cfg(target_os = "linux")]
+#[test]
+fn thirty_slow_but_moving_downloads_all_complete() {
+    let root = site("class");
+    let data: Vec<u8> = (0..8u32 << 20)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    std::fs::write(root.join("model.bin"), data).unwrap();
+    a_class_downloads(&root, "model.bin", 30, 8.0);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// The same with MPNet q8_0 (118 MB), each client taking over 3 minutes (full tier).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "full tier: 3.5 minutes"]
+fn thirty_downloads_of_mpnet_q8_0_over_three_minutes_all_complete() {
+    let root = site("class-mpnet");
+    let model = common::model_path("all-mpnet-base-v2", "q8_0");
+    std::fs::copy(&model, root.join("mpnet.gguf")).unwrap();
+    a_class_downloads(&root, "mpnet.gguf", 30, 200.0);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A client that stops reading is cut after the idle timeout, with no total deadline set.
+#[test]
+fn a_stalled_download_is_cut_after_the_idle_timeout() {
+    let root = site("idle");
+    let size = 64 << 20;
+    std::fs::write(root.join("big.bin"), vec![1u8; size]).unwrap();
+    let (server, _) = Server::start_with(&root, &["--workers", "2", "--idle", "1"]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(stream, "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    // The kernel's buffers take ~4 MB and then, for about two seconds, a few hundred KB a
+    // second more; two idle periods after that the server gives up.
+    std::thread::sleep(Duration::from_millis(6000));
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (_, body) = split_response(&read_all(&mut stream));
+    assert!(body.len() < size, "cut: {} of {size} bytes", body.len());
+    assert!(request(server.port, "GET / HTTP/1.1")
+        .0
+        .starts_with("HTTP/1.1 200"));
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn byte_ranges_are_answered_206_and_bad_ones_416() {
+    let root = site("ranges");
+    let bytes: Vec<u8> = (0..100u8).collect();
+    std::fs::write(root.join("f.bin"), &bytes).unwrap();
+    let (server, _) = Server::start_with(&root, &[]);
+    let get = |range: &str| {
+        let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "GET /f.bin HTTP/1.1\r\nHost: x\r\nRange: {range}\r\n\r\n"
+        )
+        .unwrap();
+        split_response(&read_all(&mut stream))
+    };
+    for (range, want, content_range) in [
+        ("bytes=10-19", &bytes[10..20], "bytes 10-19/100"),
+        ("bytes=90-", &bytes[90..], "bytes 90-99/100"),
+        ("bytes=-5", &bytes[95..], "bytes 95-99/100"),
+        ("bytes=95-500", &bytes[95..], "bytes 95-99/100"),
+    ] {
+        let (head, body) = get(range);
+        assert!(head.starts_with("HTTP/1.1 206"), "{range}: {head}");
+        assert!(
+            head.contains(&format!("Content-Range: {content_range}")),
+            "{head}"
+        );
+        assert!(
+            head.contains(&format!("Content-Length: {}", want.len())),
+            "{head}"
+        );
+        assert_eq!(body, want, "{range}");
+        assert_security_headers(&head);
+    }
+    for range in [
+        "bytes=100-",
+        "bytes=50-10",
+        "bytes=0-1,5-6",
+        "items=0-1",
+        "bytes=-",
+    ] {
+        let (head, _) = get(range);
+        assert!(head.starts_with("HTTP/1.1 416"), "{range}: {head}");
+        assert!(head.contains("Content-Range: bytes */100"), "{head}");
+    }
+    let (head, body) = request(server.port, "GET /f.bin HTTP/1.1");
+    assert!(head.starts_with("HTTP/1.1 200") && head.contains("Accept-Ranges: bytes"));
+    assert_eq!(body, bytes);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// `--host 0.0.0.0`: listens on every interface and says what URL to give students.
+#[test]
+fn lan_mode_prints_the_url_for_students() {
+    let root = site("lan");
+    let (server, lines) = Server::start_with(&root, &["--host", "0.0.0.0"]);
+    let lan = &lines[1];
+    assert!(
+        lan.starts_with("students on this network open http://")
+            || lan.contains("has no network address on another interface"),
+        "{lines:?}"
+    );
+    if let Some(url) = lan.strip_prefix("students on this network open http://") {
+        let host = url.split(':').next().unwrap();
+        let ip: std::net::IpAddr = host.parse().unwrap();
+        assert!(!ip.is_loopback() && !ip.is_unspecified(), "{ip}");
+        let mut stream = TcpStream::connect((ip, server.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(stream, "GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let (head, body) = split_response(&read_all(&mut stream));
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, b"<p>hello</p>");
+    }
+    println!("{}", lines.join("").trim());
     std::fs::remove_dir_all(&root).unwrap();
 }

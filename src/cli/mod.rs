@@ -6,6 +6,7 @@ mod convert;
 mod explain;
 mod probe;
 mod serve;
+mod site;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -171,21 +172,37 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Probes: Spearman per layer, or with sentence 2's words shuffled.
     Probe(probe::ProbeArgs),
-    /// Serve a folder over HTTP on 127.0.0.1 (correct MIME types, CSP, cross-origin isolation).
+    /// Serve a folder over HTTP (correct MIME types, CSP, cross-origin isolation, byte
+    /// ranges): on 127.0.0.1, or for a class on the network with --host 0.0.0.0.
     Serve {
         /// Folder to serve.
         #[arg(long, default_value = "www/dist")]
         dir: PathBuf,
-        /// Port on 127.0.0.1; 0 picks a free one (printed).
+        /// Address to listen on: 127.0.0.1 (this computer only), 0.0.0.0 (every network
+        /// interface: the URL to give students is printed) or one interface's address.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// Port; 0 picks a free one (printed).
         #[arg(long, default_value_t = 8080)]
         port: u16,
         /// Requests served at once (one thread each); as many more may wait, beyond that 503.
         #[arg(long, default_value_t = serve::Limits::default().workers)]
         workers: usize,
-        /// Seconds one request may take in all, from accept to the last byte sent.
-        #[arg(long, default_value_t = serve::Limits::default().deadline.as_secs_f64())]
-        deadline: f64,
+        /// Seconds from accept to the end of a request's head; a slower client is cut off.
+        #[arg(long, default_value_t = serve::Limits::default().header_deadline.as_secs_f64())]
+        header_deadline: f64,
+        /// Seconds a read or write may wait without progress: a download that keeps moving
+        /// is never cut, one that stalls this long is.
+        #[arg(long, default_value_t = serve::Limits::default().idle.as_secs_f64())]
+        idle: f64,
+        /// Seconds one request may take in all, from accept to the last byte sent (default:
+        /// no cap).
+        #[arg(long)]
+        deadline: Option<f64>,
     },
+    /// Write the built site as a folder for any static host: the models in parts of at most
+    /// 16 MiB (listed with their sha256), optionally served from another origin.
+    Site(site::SiteArgs),
     /// Benchmark: model load time and sentences/s embedding SR sentences in batches.
     Bench {
         /// The .gguf model file(s).
@@ -419,21 +436,30 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Explain(args) => explain::run(args)?,
         Command::Probe(args) => probe::run(args)?,
+        Command::Site(args) => site::run(args)?,
         Command::Serve {
             dir,
+            host,
             port,
             workers,
+            header_deadline,
+            idle,
             deadline,
         } => {
-            anyhow::ensure!(
-                deadline.is_finite() && deadline > 0.0,
-                "--deadline must be a positive number of seconds"
-            );
+            let seconds = |flag: &str, s: f64| -> Result<Duration> {
+                anyhow::ensure!(
+                    s.is_finite() && s > 0.0 && s < 1e9,
+                    "{flag} must be a positive number of seconds"
+                );
+                Ok(Duration::from_secs_f64(s))
+            };
             let limits = serve::Limits {
                 workers,
-                deadline: Duration::from_secs_f64(deadline),
+                header_deadline: seconds("--header-deadline", header_deadline)?,
+                idle: seconds("--idle", idle)?,
+                deadline: deadline.map(|d| seconds("--deadline", d)).transpose()?,
             };
-            serve::serve(&dir, port, limits)?
+            serve::serve(&dir, host, port, limits)?
         }
         Command::Bench {
             models,

@@ -285,11 +285,25 @@ pub struct ManifestEntry {
     /// What the picker says beside the file (e.g. that q4_0 is the only precision published).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The file in parts, in order (`sr-bench site`): the page downloads these instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<ManifestPart>>,
+}
+
+/// One part of a model file split for a static host.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ManifestPart {
+    pub file: String,
+    pub bytes: usize,
+    pub sha256: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Manifest {
     pub models: Vec<ManifestEntry>,
+    /// Where the model files (or parts) are served from, when not the site's `models/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
 }
 
 /// Writes `<out>/<name>.<dtype>.gguf` and upserts its entry in `<out>/manifest.json`.
@@ -317,6 +331,7 @@ pub fn write_model(
             && identity.source == Identity::of_source(&sources::MINILM).source,
         file,
         note: note.map(str::to_string),
+        parts: None,
     };
     let manifest_path = out.join("manifest.json");
     let mut manifest: Manifest = match std::fs::read(&manifest_path) {

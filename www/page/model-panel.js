@@ -27,8 +27,11 @@ export async function fetchManifest() {
   if (!res.ok) throw new Error(`models/manifest.json: HTTP ${res.status}`);
   const json = await res.json();
   const models = Array.isArray(json.models) ? json.models : [];
+  // Models from another origin (`sr-bench site --base-url`): an absolute http(s) URL, or none.
+  const base = typeof json.base_url === 'string' && /^https?:\/\/[^/]+\/(.*\/)?$/.test(json.base_url) ? json.base_url : undefined;
   return models.filter((m) => m && typeof m.name === 'string' && typeof m.dtype === 'string' &&
-    typeof m.file === 'string' && typeof m.sha256 === 'string');
+    typeof m.file === 'string' && typeof m.sha256 === 'string')
+    .map((m) => (base ? { ...m, base_url: base } : m));
 }
 
 /** Fills the picker (default first, then by size; grouped by model) and selects the link's
@@ -106,6 +109,22 @@ function hideProgress() {
   $('model-progress-text').textContent = '';
 }
 
+/** After a download: asks the browser not to evict the model cache under storage pressure
+ * (`navigator.storage.persist()`), and says why and what it answered. @param {any} entry */
+async function askToKeep(entry) {
+  const storage = navigator.storage;
+  if (!storage || typeof storage.persist !== 'function') return;
+  try {
+    const kept = (await storage.persisted()) || (await storage.persist());
+    $('model-status').dataset.persisted = String(kept);
+    $('model-status').append(` ${kept
+      ? `This browser keeps it (persistent storage), so the ${formatBytes(entry.bytes)} need not be downloaded again.`
+      : `The browser may clear it when space runs low (it declined persistent storage); it is then downloaded again.`}`);
+  } catch {
+    // No answer: the model stays cached as before.
+  }
+}
+
 /**
  * Loads `entry` (a manifest entry) on the chosen backend, or, with `local`
  * ({file, sha256, max_seq_length}, see local-model.js), a file from this computer.
@@ -158,6 +177,7 @@ export async function loadModel(state, entry, local = null) {
     $('model-active').textContent = `${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`;
     renderBackend(value.backend_status);
     renderPrefix(state);
+    if (value.source === 'network' && !e.local) askToKeep(e);
     document.body.dataset.model = 'ready';
     document.dispatchEvent(new Event('sr-bench:model-loaded')); // e.g. offline.js updates its line
   } catch (err) {

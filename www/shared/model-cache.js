@@ -5,20 +5,23 @@
 // load a model at once on a later visit (no download, so no click needed) and for the offline
 // line; that question needs no engine, so it is answered here, read-only.
 
-import { MODEL_CACHE, modelCacheKey } from './protocol.js';
+import { MODEL_CACHE, modelCacheKeys } from './protocol.js';
 
 /**
- * Whether the model cache holds `entry` (its URL with its sha256). Never throws: no Cache API
- * (an insecure context) or a failing one means "no".
+ * Whether the model cache holds `entry` whole (its URL with its sha256, or every part of it).
+ * Never throws: no Cache API (an insecure context) or a failing one means "no".
  * @param {string} baseUrl  the site root, ending with "/"
- * @param {{file: string, sha256: string}} entry
+ * @param {import('./protocol.js').ModelEntry} entry
  * @returns {Promise<boolean>}
  */
 export async function isModelCached(baseUrl, entry) {
   try {
     if (typeof caches === 'undefined') return false;
     const cache = await caches.open(MODEL_CACHE);
-    return !!(await cache.match(modelCacheKey(baseUrl, entry)));
+    for (const key of modelCacheKeys(baseUrl, entry)) {
+      if (!(await cache.match(key))) return false;
+    }
+    return true;
   } catch {
     return false;
   }

@@ -152,6 +152,15 @@ export const ERR = Object.freeze({
  * @property {boolean} [default] preselected in the picker
  * @property {string} [note]   shown beside it in the picker (e.g. "4-bit only (all that is published)")
  * @property {boolean} [local]  not in the manifest: the entry the engine makes for a file from this computer
+ * @property {ModelPart[]} [parts]  the file in parts, in order (`sr-bench site`): downloaded instead
+ * @property {string} [base_url]  where the file or its parts are served (the manifest's `base_url`,
+ *                                copied onto each entry by the page); default the site's models/
+ */
+/**
+ * @typedef {object} ModelPart
+ * @property {string} file     file name under the model base
+ * @property {number} bytes
+ * @property {string} sha256
  */
 
 /**
@@ -450,11 +459,29 @@ export const ERR = Object.freeze({
 /**
  * Cache key for a model file: its URL plus its sha256, so a rebuilt model never hits a stale entry.
  * @param {string} baseUrl
- * @param {{file: string, sha256: string}} entry
+ * @param {{file: string, sha256: string, base_url?: string}} entry
  * @returns {string}
  */
 export function modelCacheKey(baseUrl, entry) {
-  const url = new URL(`models/${encodeURIComponent(entry.file)}`, baseUrl);
+  const url = new URL(encodeURIComponent(entry.file), modelBase(baseUrl, entry));
   url.searchParams.set('sha256', entry.sha256.toLowerCase());
   return url.href;
+}
+
+/**
+ * Where a model's files are fetched from: the manifest's `base_url` (another origin, e.g. a
+ * Hugging Face `resolve/<commit>/` URL), else the site's `models/`.
+ * @param {string} baseUrl  the site root
+ * @param {{base_url?: string}} entry
+ */
+export function modelBase(baseUrl, entry) {
+  return entry.base_url ? new URL(entry.base_url).href : new URL('models/', baseUrl).href;
+}
+
+/** The cache keys a model is stored under: one per part, or the whole file's.
+ * @param {string} baseUrl @param {ModelEntry} entry */
+export function modelCacheKeys(baseUrl, entry) {
+  return Array.isArray(entry.parts) && entry.parts.length
+    ? entry.parts.map((p) => modelCacheKey(baseUrl, { ...p, base_url: entry.base_url }))
+    : [modelCacheKey(baseUrl, entry)];
 }
