@@ -186,6 +186,42 @@ describe('the public site, from a static host and a model host', () => {
     await context.close();
   });
 
+  test('a GGUF by URL from the model origin: sha256 shown and checked, then it loads; another origin is refused', { timeout: 240_000 }, async () => {
+    const file = 'all-MiniLM-L6-v2.q4_0.gguf'; // 19.8 MB: under the host's limit whole
+    fs.copyFileSync(path.join(ROOT, 'www/models', file), path.join(out, 'models', file));
+    const sha = execFileSync('sha256sum', [path.join(ROOT, 'www/models', file)], { encoding: 'utf8' }).split(' ')[0];
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${app.port}/`);
+    await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
+    assert.match(await page.textContent('#url-origins'), new RegExp(`http://127\\.0\\.0\\.1:${models.port}`));
+    const status = () => page.textContent('#local-status');
+    // Another origin: refused before any request.
+    await page.fill('#url-model', 'https://example.org/model.gguf');
+    await page.click('#url-fetch');
+    assert.match(await status(), /may fetch models only from .*https:\/\/example\.org is not one of them/);
+    // The wrong sha256: fetched, its sha256 shown, refused.
+    await page.fill('#url-model', `http://127.0.0.1:${models.port}/${file}`);
+    await page.fill('#url-sha256', '0'.repeat(64));
+    await page.click('#url-fetch');
+    await page.waitForFunction(() => document.getElementById('local-status').dataset.code === 'hash-mismatch', null, { timeout: 120_000 });
+    assert.match(await status(), new RegExp(`sha256 is ${sha}, not the 0{64} you gave`));
+    assert.equal(await page.isDisabled('#local-load'), true);
+    // The right one: loads, and scores as the CLI.
+    await page.fill('#url-sha256', sha);
+    await page.click('#url-fetch');
+    await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 120_000 });
+    assert.match(await page.textContent('#local-info'), new RegExp(sha.slice(0, 12)));
+    await page.click('#local-load');
+    await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: 120_000 });
+    const cosine = await scorePair(page, ACTIVE, PASSIVE);
+    const cli = Number(execFileSync(CLI, ['similarity', '--model', path.join(ROOT, 'www/models', file), ACTIVE, PASSIVE], { encoding: 'utf8' }).trim());
+    assert.ok(Math.abs(cosine - cli) <= 1e-4, `page ${cosine}, CLI ${cli}`);
+    const requests = models.requests.filter((r) => r.endsWith(file));
+    assert.equal(requests.length, 2, 'fetched once per press, the refused origin never');
+    await context.close();
+  });
+
   test('a part with one byte flipped is refused, naming it, and is not cached', { timeout: 240_000 }, async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();

@@ -20,6 +20,9 @@ interface PageElements {
   'model-prefix': HTMLInputElement;
   'bench-czech': HTMLInputElement;
   'own-pairs-file': HTMLInputElement;
+  'url-model': HTMLInputElement;
+  'url-sha256': HTMLInputElement;
+  'url-fetch': HTMLButtonElement;
   'own-pairs-clear': HTMLButtonElement;
   'prefix-apply': HTMLButtonElement;
   'prefix-reset': HTMLButtonElement;

@@ -50,7 +50,7 @@ function fieldMaxSeq() {
   return Number.isInteger(n) && n > 0 ? n : NaN;
 }
 
-function setLocalStatus(text, level, data = {}) {
+export function setLocalStatus(text, level, data = {}) {
   const node = $('local-status');
   setMessage(node, text, level);
   for (const k of ['code', 'needs', 'allows']) delete node.dataset[k];

@@ -20,6 +20,7 @@ import { messageOf } from '../shared/errors.js';
 import { setupLocalModel } from './local-model.js';
 import { setupPrefix } from './prefix.js';
 import { setupOwnPairs } from './own-pairs.js';
+import { setupUrlModel } from './url-model.js';
 import { setupCompare } from './compare.js';
 import { setupLesson } from './lesson.js';
 import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
@@ -150,6 +151,7 @@ async function main() {
   setupLocalModel(state);
   setupPrefix(state);
   setupOwnPairs(state);
+  setupUrlModel(state);
   setupCompare(state);
   setupLesson(state);
   setupOffline(state); // offline class mode
