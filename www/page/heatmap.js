@@ -25,9 +25,35 @@ function numberCell(tag, value, scale, props = {}) {
     const t = Math.min(1, Math.abs(value) / scale);
     const [r, g, b] = value >= 0 ? POSITIVE : NEGATIVE;
     cell.style.backgroundColor = `rgba(${r}, ${g}, ${b}, ${t.toFixed(3)})`;
-    if (t > 0.55) cell.style.color = '#ffffff';
+    // The text colour with the higher contrast on the cell as drawn (over white): black or
+    // white, whichever wins, is always ≥ 4.58:1 (WCAG AA asks 4.5), whatever the shade.
+    const shown = [r, g, b].map((c) => 255 - t * (255 - c));
+    const l = luminance(shown);
+    cell.style.color = 1.05 / (l + 0.05) > (l + 0.05) / 0.05 ? '#ffffff' : '#000000';
   }
   return cell;
+}
+
+/** Cells named in a map's text alternative. */
+const TOP_CELLS = 5;
+
+/** The map as a screen reader hears it: its largest cells (by size) as a list. */
+function topList(shown) {
+  const cells = shown.contributions.flatMap((row, i) => row.map((v, j) => ({ v, i, j })))
+    .sort((x, y) => Math.abs(y.v) - Math.abs(x.v)).slice(0, TOP_CELLS);
+  const what = shown.kind === 'contributions' ? 'contributions' : 'token cosines';
+  return el('div', { class: 'visually-hidden heatmap-top' },
+    el('p', {}, `The ${cells.length} largest ${what}:`),
+    el('ol', {}, ...cells.map((c) => el('li', {}, `${shown.tokens_a[c.i]} × ${shown.tokens_b[c.j]}: ${short(c.v)}`))));
+}
+
+/** WCAG's relative luminance of an sRGB colour (0–255 channels). */
+function luminance(rgb) {
+  const [r, g, b] = rgb.map((c) => {
+    const s = c / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
 /** What the map is, in one line (a token-to-token cosine matrix is not a decomposition). */
@@ -87,7 +113,7 @@ export function renderHeatMap(container, map, options) {
     const cell = e.target.closest('td.cell');
     if (cell) hover.textContent = cell.title;
   });
-  figure.append(el('div', { class: 'heatmap-scroll' }, table), hover);
+  figure.append(el('div', { class: 'heatmap-scroll' }, table), hover, topList(shown));
   figure.append(isSum
     ? el('p', { class: 'heatmap-sum' }, 'All cells add up to ', el('strong', {}, shown.total.toFixed(4)),
       ` = the cosine ${map.cosine.toFixed(4)}.`)

@@ -1,0 +1,91 @@
+// Accessibility of the page: axe-core (npm, pinned in package.json) over every panel with
+// content in it (model, playground with its heat maps, benchmark results, own pairs, the compare
+// table) and the lesson, with 0 serious or critical violations; every visible control reachable
+// with the Tab key; each heat map with a text alternative (its largest cells as a list).
+//
+//   SR_BENCH_URL=http://127.0.0.1:PORT/  node --test tests/e2e/a11y.test.mjs
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { ACTIVE, PASSIVE, ROOT, launchChromium, loadDefaultModel, scorePair, siteUrl } from './common.mjs';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const BASE = siteUrl();
+
+/** axe-core's serious and critical violations in the page as it is now, one line each. */
+async function violations(page) {
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ path: AXE });
+  const found = await page.evaluate(async () => (await globalThis.axe.run(document, { resultTypes: ['violations'] })).violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} node(s), first ${v.nodes[0].target.join(' ')}`));
+  return found;
+}
+
+describe('accessibility', () => {
+  let browser;
+  let page;
+
+  before(async () => {
+    browser = await launchChromium();
+    // axe is injected as a script: the page's CSP (script-src 'self') is bypassed for that alone.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    page = await context.newPage();
+    await page.goto(BASE);
+    await loadDefaultModel(page);
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+  });
+
+  test('the model panel and the playground with its heat maps: no serious violation; each map has a text list', { timeout: 120_000 }, async () => {
+    await scorePair(page, ACTIVE, PASSIVE);
+    await page.waitForSelector('#explain figure.heatmap', { timeout: 60_000 });
+    assert.deepEqual(await violations(page), []);
+    const lists = await page.$$eval('figure.heatmap', (figs) => figs.map((f) => f.querySelectorAll('.heatmap-top li').length));
+    assert.ok(lists.length >= 2 && lists.every((n) => n === 5), `every map lists its 5 largest cells: ${lists}`);
+    assert.match(await page.textContent('figure.heatmap .heatmap-top li'), / × .*: −?\d\.\d{3}$/);
+  });
+
+  test('results, own pairs and the compare table: no serious violation', { timeout: 300_000 }, async () => {
+    for (const f of ['stsb', 'sickr', 'askubuntu', 'cqa', 'twitter', 'biosses']) await page.setChecked(`input[name="sr-file"][value="${f}"]`, f === 'biosses');
+    await page.setChecked('#bench-stsb-test', false);
+    const done = () => page.waitForFunction(() => document.body.dataset.run === 'idle' &&
+      !/^Running /.test(document.getElementById('run-msg').textContent), null, { timeout: 240_000 });
+    await page.click('#run');
+    await done();
+    await page.setInputFiles('#own-pairs-file', path.join(ROOT, 'tests/fixtures/own-pairs/sts.csv'));
+    await page.click('#run');
+    await done();
+    assert.equal(await page.isVisible('#own-results'), true);
+    assert.ok((await page.$$('#compare-body tr')).length >= 2);
+    assert.deepEqual(await violations(page), []);
+  });
+
+  test('the lesson: no serious violation', { timeout: 120_000 }, async () => {
+    await page.click('#lesson-open');
+    await page.click('#lesson-go');
+    await page.waitForFunction(() => document.getElementById('lesson').dataset.state === 'ready', null, { timeout: 60_000 });
+    assert.deepEqual(await violations(page), []);
+    await page.keyboard.press('Escape');
+  });
+
+  test('every visible control is reachable with Tab', { timeout: 120_000 }, async () => {
+    const controls = await page.$$eval('button, input, select, textarea, a[href], [tabindex]', (all) => all
+      .filter((e) => e.offsetParent !== null && !e.disabled && e.tabIndex >= 0 && !e.closest('[hidden]'))
+      .map((e) => e.id || `${e.tagName.toLowerCase()}:${e.textContent.trim().slice(0, 30)}`));
+    await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+    const reached = new Set();
+    for (let i = 0; i < controls.length * 2 + 20; i++) {
+      await page.keyboard.press('Tab');
+      reached.add(await page.evaluate(() => {
+        const e = document.activeElement;
+        return e ? (e.id || `${e.tagName.toLowerCase()}:${e.textContent.trim().slice(0, 30)}`) : '';
+      }));
+    }
+    const missed = controls.filter((c) => !reached.has(c));
+    assert.deepEqual(missed, [], `not reachable by Tab (of ${controls.length})`);
+  });
+});
