@@ -62,6 +62,21 @@ pub(crate) fn run(args: SiteArgs) -> Result<()> {
             args.out.display()
         );
     }
+    // Where OUT will be, before anything is made: never inside the site it copies.
+    let absolute = std::path::absolute(&args.out)?;
+    let existing = absolute.ancestors().find_map(|a| {
+        a.canonicalize()
+            .ok()
+            .map(|c| c.join(absolute.strip_prefix(a).unwrap()))
+    });
+    ensure!(
+        !existing
+            .unwrap_or(absolute)
+            .starts_with(from.canonicalize()?),
+        "{} lies inside {}: choose a folder outside the built site",
+        args.out.display(),
+        from.display()
+    );
     let manifest: Manifest =
         serde_json::from_slice(&std::fs::read(from.join("models/manifest.json"))?)
             .context("models/manifest.json is not a manifest")?;
