@@ -294,16 +294,15 @@ fn reports_record_the_prefix_the_model_read() {
 fn eval_pairs_scores_a_users_own_file() {
     let model = common::model_path(MODEL, "q8_0");
     let fixtures = common::root().join("tests/fixtures/own-pairs");
-    let (json, table) = sr_bench(&[
-        "eval",
-        "--model",
-        model.to_str().unwrap(),
-        "--pairs",
-        fixtures.join("sts.csv").to_str().unwrap(),
-        "--json",
-        "-",
-    ]);
-    let report: Value = serde_json::from_str(&json).unwrap();
+    let pairs = |file: &str| -> (Value, String) {
+        let path = fixtures.join(file);
+        let args = ["eval", "--model", model.to_str().unwrap(), "--pairs"];
+        let (json, table) =
+            sr_bench(&[&args[..], &[path.to_str().unwrap(), "--json", "-"]].concat());
+        let report: Value = serde_json::from_str(&json).unwrap();
+        (report, table)
+    };
+    let (report, table) = pairs("sts.csv");
     let own = &report["own_pairs"];
     assert_eq!(
         (&own["name"], &own["layout"]),
@@ -313,19 +312,54 @@ fn eval_pairs_scores_a_users_own_file() {
         (&own["scale_max"], &own["similarity"]["n"]),
         (&5.0.into(), &30.into())
     );
-    assert!(own["similarity"]["spearman"].as_f64().unwrap().abs() < 100.0);
+    // The cell is the Spearman of the file's scores against `sr-bench embed`'s cosines.
+    let rows: Vec<(String, String, f64)> = std::fs::read_to_string(fixtures.join("sts.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(line.as_bytes());
+            let record = reader.records().next().unwrap().unwrap();
+            (
+                record[0].to_string(),
+                record[1].to_string(),
+                record[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    let texts: Vec<&str> = rows
+        .iter()
+        .flat_map(|(a, b, _)| [a.as_str(), b.as_str()])
+        .collect();
+    let mut embed = Command::new(env!("CARGO_BIN_EXE_sr-bench"))
+        .args(["embed", "--model", model.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    embed
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(&texts).unwrap().as_bytes())
+        .unwrap();
+    let vectors: Vec<Vec<f32>> =
+        serde_json::from_slice(&embed.wait_with_output().unwrap().stdout).unwrap();
+    let cosines: Vec<f64> = vectors
+        .chunks(2)
+        .map(|v| f64::from(sr_bench::model::cosine(&v[0], &v[1])))
+        .collect();
+    let gold: Vec<f64> = rows.iter().map(|r| r.2).collect();
+    let want = 100.0 * sr_bench::eval::spearman(&gold, &cosines);
+    let got = own["similarity"]["spearman"].as_f64().unwrap();
+    assert!((got - want).abs() <= 0.01, "report {got}, by hand {want}");
     assert!(report["results"]["structure"].as_object().unwrap().len() <= 1);
     assert!(table.contains("sts.csv (sts layout)"), "{table}");
-    let (json, _) = sr_bench(&[
-        "eval",
-        "--model",
-        model.to_str().unwrap(),
-        "--pairs",
-        fixtures.join("sr.tsv").to_str().unwrap(),
-        "--json",
-        "-",
-    ]);
-    let own = &serde_json::from_str::<Value>(&json).unwrap()["own_pairs"];
+    let (report, _) = pairs("sr.tsv");
+    let own = &report["own_pairs"];
     assert_eq!(
         (&own["structure"]["n"], &own["relation"]["n"]),
         (&6.into(), &6.into())

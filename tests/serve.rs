@@ -435,6 +435,7 @@ fn throttled_get(port: u16, target: &str, bytes_per_s: f64) -> (String, Vec<u8>)
     split_response(&response)
 }
 
+#[cfg(target_os = "linux")]
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     format!("{:x}", sha2::Sha256::digest(bytes))

@@ -370,14 +370,7 @@ fn run(cli: Cli) -> Result<()> {
                 let bytes = std::fs::metadata(&path)
                     .with_context(|| format!("cannot read {}", path.display()))?
                     .len();
-                if bytes > crate::eval::MAX_PAIRS_BYTES as u64 {
-                    bail!(
-                        "'{name}' is {:.1} MB; a pairs file may be at most {} MB ({} pairs)",
-                        bytes as f64 / 1e6,
-                        crate::eval::MAX_PAIRS_BYTES >> 20,
-                        crate::eval::MAX_PAIRS
-                    );
-                }
+                crate::eval::check_pairs_size(&name, bytes)?;
                 let own = crate::eval::parse_pairs(&name, &read_file(&path)?)?;
                 let report = evaluate(&embedder, EvalPlan::own_only(own)?, baseline)?;
                 let own = report
@@ -501,10 +494,8 @@ fn evaluate(embedder: &Embedder, plan: EvalPlan, encoder: Encoder) -> Result<Rep
     let mut report = crate::eval::run(plan, &scored, 256, &mut show, &AtomicBool::new(false))?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!("\rdone in {seconds:.1} s{:40}", "");
-    report.stamp(&embedder.info.name, &embedder.info.dtype, encoder);
-    if encoder == Encoder::Model {
-        report.prefix = embedder.info.prefix.clone();
-    }
+    let info = &embedder.info;
+    report.stamp(&info.name, &info.dtype, encoder, &info.prefix);
     Ok(report)
 }
 

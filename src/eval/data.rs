@@ -394,7 +394,7 @@ impl Location<'_> {
 }
 
 mod own;
-pub use own::{parse_pairs, OwnPairs, MAX_PAIRS, MAX_PAIRS_BYTES, STS_HEADER};
+pub use own::{check_pairs_size, parse_pairs, OwnPairs};
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -34,9 +34,9 @@ pub use czech::{
     OracleBound,
 };
 pub use data::{
-    parse_czech_sts, parse_pairs, parse_sr, parse_stsb, sr_path, CzechFile, CzechPair, OwnPairs,
-    SrFile, SrRow, StsFile, StsPair, CZECH_SCORE_MAX, MAX_PAIRS, MAX_PAIRS_BYTES, SR_FILES,
-    SR_SCORE_MAX, STSB_SCORE_MAX, STSB_TEST_PATH,
+    check_pairs_size, parse_czech_sts, parse_pairs, parse_sr, parse_stsb, sr_path, CzechFile,
+    CzechPair, OwnPairs, SrFile, SrRow, StsFile, StsPair, CZECH_SCORE_MAX, SR_FILES, SR_SCORE_MAX,
+    STSB_SCORE_MAX, STSB_TEST_PATH,
 };
 pub use folder::default_data_dir;
 pub use metrics::{mse, pearson, rmse, spearman, spearman_ci95};

@@ -17,7 +17,7 @@
 //! PAIR = {"file", "dimension", "line", "sentence1", "sentence2", "gold", "cosine", "rank_gap"}
 //! ```
 //!
-//! `model`, `dtype`, `encoder` and `paper` are written by [`Report::stamp`] alone (the CLI and
+//! `model`, `dtype`, `encoder`, `paper` and `prefix` are written by [`Report::stamp`] alone (the CLI and
 //! the wasm layer both call it); everything else by `EvalRun::finish` (the runner).
 //!
 //! Spearman, Pearson and the interval are ×100 rounded to 2 decimals (Table 4's unit); MSE
@@ -144,15 +144,19 @@ pub struct Report {
 }
 
 impl Report {
-    /// Names a finished report: `model` by [`report_model_name`], `dtype`, `encoder`, and
-    /// `paper` (the paper's Table 4 row for `model_name` when `encoder` is the model).
-    pub fn stamp(&mut self, model_name: &str, dtype: &str, encoder: Encoder) {
+    /// Names a finished report: `model` by [`report_model_name`], `dtype`, `encoder`, and,
+    /// when `encoder` is the model, `paper` (the paper's Table 4 row for `model_name`) and
+    /// `prefix` (the text the model read before every input; the baseline reads none).
+    pub fn stamp(&mut self, model_name: &str, dtype: &str, encoder: Encoder, prefix: &str) {
         self.model = report_model_name(model_name, encoder);
         self.dtype = dtype.to_string();
         self.encoder = encoder;
-        self.paper = match encoder {
-            Encoder::Model => paper_reference(model_name).map(|reference| reference.table4),
-            Encoder::Static => None,
+        (self.paper, self.prefix) = match encoder {
+            Encoder::Model => (
+                paper_reference(model_name).map(|reference| reference.table4),
+                prefix.to_string(),
+            ),
+            Encoder::Static => (None, String::new()),
         };
     }
 }

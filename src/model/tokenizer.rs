@@ -275,10 +275,6 @@ impl TextTokenizer {
         self.prefix = prefix.to_string();
     }
 
-    pub fn prefix(&self) -> &str {
-        &self.prefix
-    }
-
     /// The text the model reads: the prefix, then `text`. The prefix goes with the special
     /// tokens: the model sees it, the syntax-blind baseline (words only) does not.
     fn model_input<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {

@@ -179,10 +179,12 @@ impl Evaluation {
     ) -> Result<JsValue, JsValue> {
         let run = self.run.take().ok_or_else(|| not_prepared("finish"))?;
         let mut report = run.finish().map_err(js_error)?;
-        report.stamp(model_name, dtype, self.encoder);
-        if self.encoder == Encoder::Model {
-            report.prefix = prefix.unwrap_or_default();
-        }
+        report.stamp(
+            model_name,
+            dtype,
+            self.encoder,
+            prefix.as_deref().unwrap_or_default(),
+        );
         let json = serde_json::to_value(&report).map_err(|e| js_error_of(ErrorCode::Engine, e))?;
         to_js(&json)
     }

@@ -117,21 +117,26 @@ export async function loadModelBytes(entry, baseUrl, { onProgress, onNotice, sig
       `The downloaded ${entry.file} does not match the manifest (sha256 ${got.slice(0, 12)}…, expected ${want.slice(0, 12)}…). ` +
       'The site may be half-updated: reload the page in a minute.');
   }
-  if (cache) {
-    try {
-      // Drop entries of the same file with another hash (an older build of the model).
-      for (const req of await cache.keys()) {
-        const u = new URL(req.url);
-        if (u.pathname === new URL(url).pathname && req.url !== key) await cache.delete(req);
-      }
-      await cache.put(key, new Response(bytes, {
-        headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) },
-      }));
-    } catch (e) {
-      onNotice('info', 'cache-full', `The model could not be stored in the browser cache (${messageOf(e)}); it will be downloaded again next time.`);
-    }
-  }
+  await store(cache, key, bytes, 'The model', onNotice);
   return { bytes, source: 'network', fetch_ms: t1 - t0, verify_ms: t2 - t1 };
+}
+
+/** Stores verified `bytes` under `key` (a URL with its sha256), first dropping entries of the
+ * same URL with another hash (an older build of the file). A full cache is a notice: `what`
+ * ("The model", "A part") is then downloaded again next time. */
+async function store(cache, key, bytes, what, onNotice) {
+  if (!cache) return;
+  try {
+    const path = new URL(key).pathname;
+    for (const req of await cache.keys()) {
+      if (new URL(req.url).pathname === path && req.url !== key) await cache.delete(req);
+    }
+    await cache.put(key, new Response(bytes, {
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) },
+    }));
+  } catch (e) {
+    onNotice('info', 'cache-full', `${what} could not be stored in the browser cache (${messageOf(e)}); it will be downloaded again next time.`);
+  }
 }
 
 /** Parts downloaded at once: a few connections fill a link; more only compete. */
@@ -199,13 +204,7 @@ async function loadParts(entry, baseUrl, { onProgress, onNotice, signal }) {
         `the manifest says ${p.bytes} bytes, ${p.sha256.slice(0, 12)}…); it was not kept.`);
     }
     out.set(bytes, offsets[i]);
-    if (cache) {
-      try {
-        await cache.put(keyOf(p), new Response(bytes, { headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) } }));
-      } catch (e) {
-        onNotice('info', 'cache-full', `A part could not be stored in the browser cache (${messageOf(e)}); it will be downloaded again next time.`);
-      }
-    }
+    await store(cache, keyOf(p), bytes, 'A part', onNotice);
   };
   const worker = async () => {
     while (queue.length && !failure) {

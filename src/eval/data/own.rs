@@ -9,12 +9,12 @@ use csv::StringRecord;
 use super::{read_records, Format, SrFile, SrRow, StsFile, StsPair, SR_HEADER};
 
 /// Largest pairs file read (bytes): 10,000 pairs of long sentences fit well within it.
-pub const MAX_PAIRS_BYTES: usize = 16 << 20;
+const MAX_PAIRS_BYTES: usize = 16 << 20;
 /// Most pairs (STS layout) or rows (SR layout, two pairs each) a file may hold: their
 /// embeddings are kept until the run ends (20,000 texts of MPNet are 61 MB).
-pub const MAX_PAIRS: usize = 10_000;
+const MAX_PAIRS: usize = 10_000;
 /// The STS layout's header.
-pub const STS_HEADER: [&str; 3] = ["sentence1", "sentence2", "score"];
+const STS_HEADER: [&str; 3] = ["sentence1", "sentence2", "score"];
 /// Score scales a file's scores are divided by for the MSE: the smallest that holds them all.
 const SCALES: [f64; 5] = [1.0, 5.0, 6.0, 10.0, 100.0];
 
@@ -61,16 +61,23 @@ impl OwnPairs {
     }
 }
 
-/// Parses a user's pairs file named `name` (its file name, quoted in errors).
-pub fn parse_pairs(name: &str, bytes: &[u8]) -> Result<OwnPairs> {
-    let source = format!("'{name}'");
-    if bytes.len() > MAX_PAIRS_BYTES {
+/// Refuses a pairs file of `bytes` bytes past [`MAX_PAIRS_BYTES`]: callers that know the size
+/// before reading (the CLI) ask first.
+pub fn check_pairs_size(name: &str, bytes: u64) -> Result<()> {
+    if bytes > MAX_PAIRS_BYTES as u64 {
         bail!(
-            "{source} is {:.1} MB; a pairs file may be at most {} MB ({MAX_PAIRS} pairs)",
-            bytes.len() as f64 / 1e6,
+            "'{name}' is {:.1} MB; a pairs file may be at most {} MB ({MAX_PAIRS} pairs)",
+            bytes as f64 / 1e6,
             MAX_PAIRS_BYTES >> 20
         );
     }
+    Ok(())
+}
+
+/// Parses a user's pairs file named `name` (its file name, quoted in errors).
+pub fn parse_pairs(name: &str, bytes: &[u8]) -> Result<OwnPairs> {
+    let source = format!("'{name}'");
+    check_pairs_size(name, bytes.len() as u64)?;
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => bail!(

@@ -176,9 +176,10 @@ fn stamp_names_the_baseline_and_adds_the_papers_row_for_the_model_only() {
     assert_eq!(report.encoder, Encoder::Model);
     assert!(report.paper.is_none());
 
-    report.stamp("all-MiniLM-L6-v2", "q8_0", Encoder::Model);
+    report.stamp("all-MiniLM-L6-v2", "q8_0", Encoder::Model, "query: ");
     assert_eq!(report.model, "all-MiniLM-L6-v2");
     assert_eq!(report.dtype, "q8_0");
+    assert_eq!(report.prefix, "query: ");
     let paper = report.paper.as_ref().expect("the paper has MiniLM");
     assert_eq!(paper.structure["stsb"], 17.84);
     assert_eq!(paper.relation["avg"], 19.85);
@@ -189,8 +190,9 @@ fn stamp_names_the_baseline_and_adds_the_papers_row_for_the_model_only() {
         serde_json::from_str(include_str!("../paper_table4.json")).unwrap();
     assert_eq!(json["paper"], table["paper_table4"]["all-MiniLM-L6-v2"]);
 
-    report.stamp("all-MiniLM-L6-v2", "q8_0", Encoder::Static);
+    report.stamp("all-MiniLM-L6-v2", "q8_0", Encoder::Static, "query: ");
     assert_eq!(report.model, "all-MiniLM-L6-v2 (static baseline)");
+    assert_eq!(report.prefix, "", "the baseline reads no prefix");
     assert_eq!(report.encoder, Encoder::Static);
     assert!(
         report.paper.is_none(),
@@ -200,7 +202,7 @@ fn stamp_names_the_baseline_and_adds_the_papers_row_for_the_model_only() {
     assert_eq!(json["encoder"], "static");
     assert!(json.get("paper").is_none());
 
-    report.stamp("my-model", "f32", Encoder::Model);
+    report.stamp("my-model", "f32", Encoder::Model, "");
     assert_eq!(report.model, "my-model");
     assert!(report.paper.is_none(), "unknown to the paper");
     assert_eq!(
@@ -225,7 +227,7 @@ fn encoder_parses_model_and_static_only() {
 fn new_fields_come_after_the_old_ones_and_change_no_number() {
     let mut report = fake_report(six_varied_files(), Some(varied_stsb(30)));
     let before = serde_json::to_value(&report).unwrap();
-    report.stamp("all-mpnet-base-v2", "f32", Encoder::Model);
+    report.stamp("all-mpnet-base-v2", "f32", Encoder::Model, "");
     report.pairs = None;
     let json = serde_json::to_string(&report).unwrap();
     let top = positions(

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use crate::eval::data::{CzechFile, OwnPairs, SrFile, StsFile, SR_FILES};
+use crate::eval::data::{CzechFile, OwnPairs, SrFile, SrRow, StsFile, SR_FILES};
 use crate::eval::report::Dimension;
 use crate::eval::split::Split;
 
@@ -70,6 +70,19 @@ pub(crate) fn sort_sr_files(sr_files: &mut [SrFile]) -> Result<()> {
 }
 
 impl EvalPlan {
+    /// A plan with no pairs yet.
+    fn empty(split: Split, sr_names: Vec<String>) -> Self {
+        EvalPlan {
+            split,
+            sr_names,
+            czech: None,
+            own: None,
+            sentences: Vec::new(),
+            sentence_ids: HashMap::new(),
+            pairs: Vec::new(),
+        }
+    }
+
     /// Plans the SR pairs (sentence1 with its structure variant and with its relation
     /// variant) of the rows `split` keeps, and all STS-B test pairs if given. SR files may be
     /// any subset of [`SR_FILES`], in any order (results follow Table 4's order); unknown or
@@ -81,29 +94,13 @@ impl EvalPlan {
     ) -> Result<Self> {
         sort_sr_files(&mut sr_files)?;
 
-        let mut plan = EvalPlan {
-            split,
-            sr_names: sr_files.iter().map(|file| file.name.clone()).collect(),
-            czech: None,
-            own: None,
-            sentences: Vec::new(),
-            sentence_ids: HashMap::new(),
-            pairs: Vec::new(),
-        };
+        let names = sr_files.iter().map(|file| file.name.clone()).collect();
+        let mut plan = Self::empty(split, names);
         let total_rows: usize = sr_files.iter().map(|file| file.rows.len()).sum();
         for (file_index, file) in sr_files.iter().enumerate() {
             let kept = split.rows(&file.name, file.rows.len(), total_rows);
-            for dimension in [Dimension::Structure, Dimension::Relation] {
-                for &row_index in &kept {
-                    let row = &file.rows[row_index];
-                    let (variant, gold) = match dimension {
-                        Dimension::Structure => (&row.structure, row.structure_score),
-                        Dimension::Relation => (&row.relation, row.relation_score),
-                    };
-                    let group = Group::Sr(file_index, dimension);
-                    plan.add_pair(group, row.line, &row.sentence1, variant, gold);
-                }
-            }
+            let rows: Vec<&SrRow> = kept.iter().map(|&i| &file.rows[i]).collect();
+            plan.add_sr_rows(&rows, |dimension| Group::Sr(file_index, dimension));
         }
         if let Some(stsb) = &stsb_test {
             for pair in &stsb.pairs {
@@ -134,68 +131,48 @@ impl EvalPlan {
         if czech.pairs.is_empty() {
             bail!("nothing to evaluate: {} has no pairs", czech.name);
         }
-        let plan = EvalPlan {
-            split: Split::Full,
-            sr_names: Vec::new(),
-            czech: None,
-            own: None,
-            sentences: Vec::new(),
-            sentence_ids: HashMap::new(),
-            pairs: Vec::new(),
-        };
-        Ok(plan.with_czech(czech))
+        Ok(Self::empty(Split::Full, Vec::new()).with_czech(czech))
     }
 
     /// A plan of a user's own pairs file alone (`sr-bench eval --pairs FILE`, the page's
     /// "Your own pairs"): every row, whatever the split.
     pub fn own_only(own: OwnPairs) -> Result<Self> {
-        let mut plan = EvalPlan {
-            split: Split::Full,
-            sr_names: Vec::new(),
-            czech: None,
-            own: Some(OwnMeta {
-                name: own.name().to_string(),
-                layout: own.layout(),
-                scale_max: own.scale_max(),
-            }),
-            sentences: Vec::new(),
-            sentence_ids: HashMap::new(),
-            pairs: Vec::new(),
-        };
+        let mut plan = Self::empty(Split::Full, Vec::new());
+        plan.own = Some(OwnMeta {
+            name: own.name().to_string(),
+            layout: own.layout(),
+            scale_max: own.scale_max(),
+        });
         match &own {
             OwnPairs::Sts(file) => {
                 for p in &file.pairs {
-                    plan.add_pair(
-                        Group::Own(None),
-                        p.line,
-                        &p.sentence1,
-                        &p.sentence2,
-                        p.score,
-                    );
+                    let (s1, s2) = (&p.sentence1, &p.sentence2);
+                    plan.add_pair(Group::Own(None), p.line, s1, s2, p.score);
                 }
             }
             OwnPairs::Sr(file) => {
-                for dimension in [Dimension::Structure, Dimension::Relation] {
-                    for row in &file.rows {
-                        let (variant, gold) = match dimension {
-                            Dimension::Structure => (&row.structure, row.structure_score),
-                            Dimension::Relation => (&row.relation, row.relation_score),
-                        };
-                        plan.add_pair(
-                            Group::Own(Some(dimension)),
-                            row.line,
-                            &row.sentence1,
-                            variant,
-                            gold,
-                        );
-                    }
-                }
+                let rows: Vec<&SrRow> = file.rows.iter().collect();
+                plan.add_sr_rows(&rows, |dimension| Group::Own(Some(dimension)));
             }
         }
         if plan.pairs.is_empty() {
             bail!("nothing to evaluate: {} has no pairs", own.name());
         }
         Ok(plan)
+    }
+
+    /// Each row's original against its structural variant, then (a second pass, so a
+    /// dimension's pairs stay together) against its relational one, in `group(dimension)`.
+    fn add_sr_rows(&mut self, rows: &[&SrRow], group: impl Fn(Dimension) -> Group) {
+        for dimension in [Dimension::Structure, Dimension::Relation] {
+            for row in rows {
+                let (variant, gold) = match dimension {
+                    Dimension::Structure => (&row.structure, row.structure_score),
+                    Dimension::Relation => (&row.relation, row.relation_score),
+                };
+                self.add_pair(group(dimension), row.line, &row.sentence1, variant, gold);
+            }
+        }
     }
 
     /// The split this plan was made with.
