@@ -8,20 +8,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { ACTIVE, PASSIVE, ROOT, launchChromium, loadDefaultModel, scorePair, siteUrl } from './common.mjs';
+import { ACTIVE, PASSIVE, ROOT, axeViolations as violations, launchChromium, loadDefaultModel, scorePair, siteUrl } from './common.mjs';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const BASE = siteUrl();
-
-/** axe-core's serious and critical violations in the page as it is now, one line each. */
-async function violations(page) {
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ path: AXE });
-  const found = await page.evaluate(async () => (await globalThis.axe.run(document, { resultTypes: ['violations'] })).violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} node(s), first ${v.nodes[0].target.join(' ')}`));
-  return found;
-}
 
 describe('accessibility', () => {
   let browser;

@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cliPath, dataValue, launchChromium, siteUrl, typePair, waitModelReady } from './common.mjs';
+import { askToSaveData, cliPath, dataValue, launchChromium, siteUrl, typePair, waitModelReady } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODELS = path.join(ROOT, 'www', 'models');
@@ -106,6 +106,7 @@ describe('the playground explainers (heat maps, word order, layers)', () => {
     wasm = await wasmWords();
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await askToSaveData(context); // the test presses Load itself
     context.on('weberror', (e) => errors.push(`pageerror: ${e.error().message}`));
     context.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
     page = await context.newPage();
@@ -180,6 +181,7 @@ describe('the playground explainers (heat maps, word order, layers)', () => {
     hash.delete('b');
     link.hash = hash.toString();
     const other = await browser.newPage();
+    await askToSaveData(other); // only the link's texts are checked
     await other.goto(link.href);
     await other.waitForFunction((s) => document.getElementById('text-b').value === s, shuffled, { timeout: 30_000 });
     assert.equal(await other.textContent('#shuffle-seed-value'), String(seed), 'the opened link shows the seed');

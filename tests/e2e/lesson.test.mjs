@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, ROOT, RUN_TIMEOUT, cliPath, expected, launchChromium, siteUrl } from './common.mjs';
+import { ARTIFACTS, ROOT, RUN_TIMEOUT, askToSaveData, cliPath, expected, launchChromium, siteUrl } from './common.mjs';
 
 const MODEL = path.join(ROOT, 'www/models/all-MiniLM-L6-v2.q8_0.gguf');
 const BASE = siteUrl();
@@ -27,6 +27,7 @@ describe('Lesson mode', () => {
     browser = await launchChromium();
     // A projector's resolution.
     page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+    await askToSaveData(page); // the lesson's first step is the one that loads the model
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     await page.goto(BASE);

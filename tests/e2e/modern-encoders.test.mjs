@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   ACTIVE, DIMS, FILES, PASSIVE, ROOT, RUN_TIMEOUT, chooseData, cliJson, cliPath, dataValue, launchChromium,
-  scorePair, siteUrl, watchErrors,
+  askToSaveData, scorePair, siteUrl, watchErrors,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -44,6 +44,7 @@ for (const { architecture, layers, positions } of ENCODERS) {
     before(async () => {
       browser = await launchChromium();
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+      await askToSaveData(context); // only the test's own file loads
       watchErrors(context, errors);
       page = await context.newPage();
       await page.goto(BASE);

@@ -12,7 +12,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { ROOT, cliJson, cliPath, dataValue, launchChromium, scorePair, siteUrl, watchErrors } from './common.mjs';
+import { ROOT, askToSaveData, cliJson, cliPath, dataValue, launchChromium, scorePair, siteUrl, watchErrors } from './common.mjs';
 
 const BASE = siteUrl();
 const CLI = cliPath();
@@ -37,6 +37,7 @@ describe('multilingual-e5-small in the page', () => {
   before(async () => {
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await askToSaveData(context); // e5 is picked before anything loads
     watchErrors(context, errors);
     page = await context.newPage();
     await page.goto(BASE);

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ACTIVE, ARTIFACTS, PASSIVE, ROOT, RUN_TIMEOUT, chooseData, cliPath, expected, launchChromium, siteUrl,
+  ACTIVE, ARTIFACTS, PASSIVE, ROOT, RUN_TIMEOUT, askToSaveData, chooseData, cliPath, expected, launchChromium, siteUrl,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -93,6 +93,7 @@ describe('a model file from this computer, and comparing runs', () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await askToSaveData(context); // nothing loads before the test's own files
     watch(context);
     page = await context.newPage();
     await page.goto(BASE);
@@ -323,6 +324,7 @@ describe('a model file from this computer, and comparing runs', () => {
   test('a file too large for this device is refused with the figures, never loaded', { timeout: 120_000 }, async () => {
     // navigator.deviceMemory = 0.25 GB: the page allows a quarter, 62.5 MB; the f32 file is 91 MB.
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await askToSaveData(ctx);
     watch(ctx);
     await ctx.addInitScript(() => Object.defineProperty(Navigator.prototype, 'deviceMemory', { get: () => 0.25, configurable: true }));
     const small = await ctx.newPage();

@@ -14,42 +14,14 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import {
-  ACTIVE, ARTIFACTS, PASSIVE, ROOT, cliJson, cliPath, dataValue, launchChromium, scorePair, watchErrors,
+  ACTIVE, ARTIFACTS, PASSIVE, ROOT, askToSaveData, cliJson, cliPath, dataValue, launchChromium, scorePair,
+  waitFirstLoadDecided, watchErrors,
 } from './common.mjs';
+import { HOST_LIMIT, staticServer } from './static-host.mjs';
 
 const CLI = cliPath();
-const HOST_LIMIT = 25 * 1024 * 1024;
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json',
-  '.wasm': 'application/wasm', '.csv': 'text/csv', '.tsv': 'text/tab-separated-values', '.svg': 'image/svg+xml' };
-
-/** A plain static server of `dir` on a free port: no custom headers, 403 past 25 MiB; `hooks`
- * may answer a request first (return true). Resolves to {server, port, requests}. */
-function staticServer(dir, { cors = false, hook = null } = {}) {
-  const requests = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
-    requests.push(url.pathname);
-    if (hook && hook(url.pathname, req, res)) return;
-    const file = path.join(dir, decodeURIComponent(url.pathname.replace(/\/$/, '/index.html')));
-    if (!file.startsWith(dir) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404).end('not found');
-      return;
-    }
-    const size = fs.statSync(file).size;
-    if (size > HOST_LIMIT) {
-      res.writeHead(403).end('file over 25 MiB');
-      return;
-    }
-    const headers = { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'content-length': size };
-    if (cors) headers['access-control-allow-origin'] = '*';
-    res.writeHead(200, headers);
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port, requests })));
-}
 
 describe('the public site, from a static host and a model host', () => {
   let browser;
@@ -124,8 +96,8 @@ describe('the public site, from a static host and a model host', () => {
     watchErrors(context, errors);
     const page = await context.newPage();
     await page.goto(`http://127.0.0.1:${app.port}/`);
-    await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
-    if (await page.evaluate(() => !document.body.dataset.model)) await page.click('#model-load');
+    await waitFirstLoadDecided(page);
+    assert.ok(await page.evaluate(() => document.body.dataset.model), 'the default model loads on arrival, without a click');
     await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: 180_000 });
     const parts = models.requests.filter((r) => r.includes('all-MiniLM-L6-v2.q8_0.gguf.part'));
     assert.deepEqual([...new Set(parts)].sort(), ['/all-MiniLM-L6-v2.q8_0.gguf.part001', '/all-MiniLM-L6-v2.q8_0.gguf.part002']);
@@ -160,6 +132,7 @@ describe('the public site, from a static host and a model host', () => {
 
   test('MPNet q8_0: the host stops after the 3rd part, the page says so; loading again fetches only the missing parts', { timeout: 400_000 }, async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await askToSaveData(context); // MPNet is picked before anything loads
     const page = await context.newPage();
     await page.goto(`http://127.0.0.1:${app.port}/`);
     await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
@@ -191,6 +164,7 @@ describe('the public site, from a static host and a model host', () => {
     fs.copyFileSync(path.join(ROOT, 'www/models', file), path.join(out, 'models', file));
     const sha = execFileSync('sha256sum', [path.join(ROOT, 'www/models', file)], { encoding: 'utf8' }).split(' ')[0];
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await askToSaveData(context); // only the file by URL is loaded
     const page = await context.newPage();
     await page.goto(`http://127.0.0.1:${app.port}/`);
     await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
@@ -227,8 +201,8 @@ describe('the public site, from a static host and a model host', () => {
     const page = await context.newPage();
     mode.current = { flip: 'all-MiniLM-L6-v2.q8_0.gguf.part002' };
     await page.goto(`http://127.0.0.1:${app.port}/`);
-    await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
-    if (await page.evaluate(() => !document.body.dataset.model)) await page.click('#model-load');
+    await waitFirstLoadDecided(page);
+    assert.ok(await page.evaluate(() => document.body.dataset.model), 'the default model loads on arrival, without a click');
     await page.waitForFunction(() => /Could not load/.test(document.getElementById('model-status').textContent), null, { timeout: 180_000 });
     const message = await page.textContent('#model-status');
     assert.match(message, /part 2 of 2 \(all-MiniLM-L6-v2\.q8_0\.gguf\.part002\) is damaged/);

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  ROOT, assertQuickTableEquals, expected, launchChromium, siteUrl, startRun, waitModelReady, waitRunDone, wasmBytes, workersOf,
+  ROOT, askToSaveData, assertQuickTableEquals, expected, launchChromium, siteUrl, startRun, waitModelReady, waitRunDone, wasmBytes, workersOf,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -219,6 +219,7 @@ describe('a long class (soak)', () => {
   before(async () => {
     browser = await launchChromium(['--enable-blink-features=ForceEagerMeasureMemory']);
     context = await browser.newContext();
+    await askToSaveData(context); // the soak presses Load itself (the second tab loads from the cache)
     page = await context.newPage();
     await page.goto(BASE);
     await page.waitForSelector('#model-select:not([disabled])');

@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchChromium, siteUrl } from './common.mjs';
+import { askToSaveData, launchChromium, siteUrl } from './common.mjs';
 
 const BASE = siteUrl();
 
@@ -13,6 +13,7 @@ test('auto backend falls back to the CPU, with a reason, when WebGPU is unavaila
   const browser = await launchChromium(); // deliberately no --enable-unsafe-webgpu
   try {
     const page = await browser.newPage();
+    await askToSaveData(page); // the page's own model load is not what this test measures
     // Any page of the site will do (the wasm is imported from it); the demo page is the one it ships.
     await page.goto(new URL('index.html', BASE).href);
     const result = await page.evaluate(async () => {

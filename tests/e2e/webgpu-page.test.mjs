@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expected, launchChromium, siteUrl } from './common.mjs';
+import { askToSaveData, expected, launchChromium, siteUrl } from './common.mjs';
 
 const BASE = siteUrl();
 const EXPECT = expected(['active_passive_cosine']);
@@ -25,6 +25,7 @@ const PASSIVE = 'The meal was cooked by the chef.';
 async function openPage(extraArgs) {
   const browser = await launchChromium(extraArgs);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  await askToSaveData(context); // the backend is chosen before the test presses Load
   const errors = [];
   context.on('weberror', (e) => errors.push(`pageerror: ${e.error().message}`));
   const page = await context.newPage();

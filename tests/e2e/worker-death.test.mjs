@@ -9,7 +9,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  assertQuickTableEquals, expected, launchChromium, siteUrl, startRun, waitModelReady, waitRunDone, workersOf,
+  askToSaveData, assertQuickTableEquals, expected, launchChromium, siteUrl, startRun, waitModelReady, waitRunDone, workersOf,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -22,7 +22,9 @@ describe('a worker that dies mid-run', () => {
 
   before(async () => {
     browser = await launchChromium();
-    page = await (await browser.newContext()).newPage();
+    const context = await browser.newContext();
+    await askToSaveData(context); // the test presses Load itself
+    page = await context.newPage();
     await page.goto(BASE);
     await page.waitForSelector('#model-select:not([disabled])');
     await page.click('#model-load');

@@ -113,7 +113,9 @@ export function renderHeatMap(container, map, options) {
     const cell = e.target.closest('td.cell');
     if (cell) hover.textContent = cell.title;
   });
-  figure.append(el('div', { class: 'heatmap-scroll' }, table), hover, topList(shown));
+  // The map scrolls on a narrow screen: focusable, so the arrow keys scroll it too.
+  const scroll = el('div', { class: 'heatmap-scroll', tabindex: '0', role: 'region', 'aria-label': `${options.title}: the map (scrolls)` }, table);
+  figure.append(scroll, hover, topList(shown));
   figure.append(isSum
     ? el('p', { class: 'heatmap-sum' }, 'All cells add up to ', el('strong', {}, shown.total.toFixed(4)),
       ` = the cosine ${map.cosine.toFixed(4)}.`)

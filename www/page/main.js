@@ -25,6 +25,7 @@ import { setupCompare } from './compare.js';
 import { setupLesson } from './lesson.js';
 import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
 import { renderMaps } from './explain.js';
+import { setFoldSummary, setFolded, setupModelFold } from './model-fold.js';
 
 /** The texts changed (typed, an example, a link, a word-order button): rescore after `delay` ms. */
 /** @param {PageState} state */
@@ -125,6 +126,7 @@ function wire(state) {
 async function main() {
   const state = createState();
   const u = readUrlState();
+  setupModelFold();
   renderExamples((ex) => {
     $('text-a').value = ex.a;
     $('text-b').value = ex.b;
@@ -175,11 +177,25 @@ async function main() {
   }
   updateLoadButton(state);
   const entry = selectedEntry(state);
-  if (entry && await isCached(entry)) {
-    loadModel(state, entry); // already on this computer: no download, so start right away
-  } else if (entry) {
-    setMessage($('model-status'), `Choose a model and press “Load model”. ${entry.name} · ${entry.dtype} is a ${formatBytes(entry.bytes)} download, kept in the browser cache afterwards.`);
+  if (!entry) return;
+  // The first score without a click: the default (or the link's) model starts loading on
+  // arrival, unless the browser asks to save data and the file is not here yet; then nothing
+  // is downloaded until the Load button (which names the size) is pressed.
+  if (!(await isCached(entry)) && saveDataAsked()) {
+    setFolded(false);
+    $('model-status').dataset.waiting = 'save-data';
+    setMessage($('model-status'), `Your browser asks to save data, so nothing is downloaded until you press “Load model”: ` +
+      `${entry.name} · ${entry.dtype} is a ${formatBytes(entry.bytes)} download, kept in the browser cache afterwards.`);
+    setFoldSummary(`no model loaded: ${formatBytes(entry.bytes)} to download`);
+    return;
   }
+  loadModel(state, entry);
+}
+
+/** Whether the browser asks pages to save data (Chromium's Data Saver, `Save-Data`). */
+function saveDataAsked() {
+  const connection = /** @type {any} */ (navigator).connection;
+  return !!(connection && connection.saveData === true);
 }
 
 main();

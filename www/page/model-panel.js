@@ -10,6 +10,7 @@ import { renderBackend } from './backend.js';
 import { updatePlayground } from './playground.js';
 import { restartIfEngineFailed } from './engine.js';
 import { renderPrefix } from './prefix.js';
+import { setFoldSummary, setFolded } from './model-fold.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -81,18 +82,26 @@ export function isCached(entry) {
   return isModelCached(BASE_URL, entry);
 }
 
-function showProgress(m) {
+/** What the panel's "Running on" line and its folded line say is loaded. */
+function setActive(text) {
+  $('model-active').textContent = text;
+  setFoldSummary(text);
+}
+
+function showProgress(m, label) {
   const bar = $('model-progress');
   const text = $('model-progress-text');
   if (m.unit === 'bytes' && m.total > 0) {
     bar.max = m.total;
     bar.value = Math.min(m.done, m.total);
+    setFoldSummary(`loading ${label}: ${Math.floor((100 * Math.min(m.done, m.total)) / m.total)} %`);
     const rate = m.elapsed_ms > 0 ? m.done / (m.elapsed_ms / 1000) : 0;
     text.textContent = `${PHASE_TEXT[m.phase] || m.phase}: ${formatBytes(m.done)} of ${formatBytes(m.total)}` +
       (m.phase === 'download' && rate > 0 ? ` · ${formatBytes(rate)}/s` : '');
   } else {
     bar.removeAttribute('value');
     text.textContent = `${PHASE_TEXT[m.phase] || m.phase}…`;
+    setFoldSummary(`loading ${label}: ${(PHASE_TEXT[m.phase] || m.phase).toLowerCase()}…`);
   }
 }
 
@@ -137,6 +146,7 @@ export async function loadModel(state, entry, local = null) {
   const label = local ? `local file ${local.file.name}` : `${entry.name} (${entry.dtype})`;
   state.loadingKey = key;
   state.userEngaged = true;
+  delete $('model-status').dataset.waiting; // the save-data wait (main.js) is over
   const bar = $('model-progress');
   const notice = $('model-notice');
   notice.hidden = true;
@@ -145,7 +155,7 @@ export async function loadModel(state, entry, local = null) {
   bar.hidden = false;
   bar.removeAttribute('value');
   setMessage($('model-status'), `Loading ${label}…`);
-  $('model-active').textContent = `loading ${label}…`;
+  setActive(`loading ${label}…`);
   document.body.dataset.model = 'loading';
   updateLoadButton(state);
   updatePlayground(state);
@@ -156,7 +166,7 @@ export async function loadModel(state, entry, local = null) {
   const engine = state.engine;
   try {
     const value = await engine.call(REQ.LOAD, request, {
-      onProgress: (m) => { if (state.loadingKey === key) showProgress(m); },
+      onProgress: (m) => { if (state.loadingKey === key) showProgress(m, label); },
       onNotice: showNotice,
     });
     if (state.loadingKey !== key) return;
@@ -174,7 +184,7 @@ export async function loadModel(state, entry, local = null) {
       `${from}; ready in ${formatDuration(value.timings.total_ms)}.`);
     $('model-status').dataset.source = value.source;
     $('model-status').dataset.loadMs = String(value.timings.total_ms);
-    $('model-active').textContent = `${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`;
+    setActive(`${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`);
     renderBackend(value.backend_status);
     renderPrefix(state);
     if (value.source === 'network' && !e.local) askToKeep(e);
@@ -187,7 +197,8 @@ export async function loadModel(state, entry, local = null) {
     document.body.dataset.model = state.loaded ? 'ready' : 'error';
     setMessage($('model-status'), `Could not load ${label}: ${err.message}`, 'error');
     $('model-status').dataset.code = err.code || '';
-    $('model-active').textContent = state.loaded ? `${state.loaded.info.name} · ${state.loaded.info.dtype}` : 'no model loaded';
+    setActive(state.loaded ? `${state.loaded.info.name} · ${state.loaded.info.dtype}` : 'no model loaded');
+    setFolded(false); // the message says what went wrong: show it
     restartIfEngineFailed(state, err, engine, `The engine failed: ${err.message}`);
   } finally {
     updateLoadButton(state);
