@@ -138,7 +138,10 @@ assemble_site() {
   rm -rf www/dist && mkdir -p www/dist/data
   bash www/assemble.sh www/dist   # also the wasm package (www/pkg)
   mkdir -p www/dist/models && cp www/models/*.gguf www/models/manifest.json www/dist/models/
-  cp -r data/sr data/stsb data/czech-news-sts www/dist/data/
+  # What the page reads (shared/protocol.js's ALL_DATA_PATHS): not STS-B train and dev,
+  # which only `sr-bench train` reads.
+  cp -r data/sr data/czech-news-sts www/dist/data/
+  mkdir -p www/dist/data/stsb && cp data/stsb/stsb-en-test.csv www/dist/data/stsb/
 }
 
 build_all() {
@@ -408,7 +411,7 @@ case "${1:-serve}" in
     esac
     CLI_FEATURES=(--features testing)
     build_all; build_llama_fixtures; run_tests "${2:-gate}" ;;
-  bench) build_all; bash bench/run.sh ;;
+  bench) build_all; if [ "${2:-}" = train ]; then bash bench/train.sh; else bash bench/run.sh; fi ;;
   fixtures) build_llama_fixtures ;;
   site)
     [ -n "${2:-}" ] || { echo "usage: ./build.sh site OUT (SITE_MODELS, SITE_BASE_URL: see the top of build.sh)" >&2; exit 2; }
@@ -418,5 +421,5 @@ case "${1:-serve}" in
     [ -z "${SITE_MODELS:-}" ] || site_args+=(--models "$SITE_MODELS")
     [ -z "${SITE_BASE_URL:-}" ] || site_args+=(--base-url "$SITE_BASE_URL")
     "$CLI" "${site_args[@]}" ;;
-  *) echo "usage: ./build.sh [serve|build|test [full]|bench|fixtures|site OUT]" >&2; exit 2 ;;
+  *) echo "usage: ./build.sh [serve|build|test [full]|bench [train]|fixtures|site OUT]" >&2; exit 2 ;;
 esac

@@ -23,6 +23,8 @@ pub mod scoring;
 pub mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod convert;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod train;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 

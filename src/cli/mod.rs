@@ -7,6 +7,7 @@ mod explain;
 mod probe;
 mod serve;
 mod site;
+mod train;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -203,6 +204,9 @@ enum Command {
     /// Write the built site as a folder for any static host: the models in parts of at most
     /// 16 MiB (listed with their sha256), optionally served from another origin.
     Site(site::SiteArgs),
+    /// Fine-tune an f32 BERT or MPNet file on STS-B train, the SR-style pairs (§4.2), shuffled
+    /// sentences (§4.1) or your own pairs; writes the trained model (f32, q8_0) and its log.
+    Train(train::TrainArgs),
     /// Benchmark: model load time and sentences/s embedding SR sentences in batches.
     Bench {
         /// The .gguf model file(s).
@@ -430,6 +434,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Explain(args) => explain::run(args)?,
         Command::Probe(args) => probe::run(args)?,
         Command::Site(args) => site::run(args)?,
+        Command::Train(args) => train::run(args)?,
         Command::Serve {
             dir,
             host,

