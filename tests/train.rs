@@ -45,7 +45,7 @@ fn gradients_equal_central_finite_differences_on_every_tensor() {
     let bytes = std::fs::read(tiny_bert()).unwrap();
     let file = ModelFile::from_bytes(bytes.clone()).unwrap();
     // f64: central differences then resolve the derivative to ~1e-9, far below the bound.
-    let trainer = Trainer::new(&file, &bytes, DType::F64).unwrap();
+    let trainer = Trainer::new(&file, sr_bench::convert::sha256_hex(&bytes), DType::F64).unwrap();
     let batch = pairs(6);
     let refs: Vec<&Pair> = batch.iter().collect();
     let loss = trainer.loss(&refs, None).unwrap();
@@ -120,7 +120,7 @@ fn gradients_equal_central_finite_differences_on_every_tensor() {
 fn forward_parity(path: &Path) -> f32 {
     let bytes = std::fs::read(path).unwrap();
     let file = ModelFile::from_bytes(bytes.clone()).unwrap();
-    let trainer = Trainer::new(&file, &bytes, DType::F32).unwrap();
+    let trainer = Trainer::new(&file, sr_bench::convert::sha256_hex(&bytes), DType::F32).unwrap();
     let texts = [
         "The chef cooked the meal.",
         "The meal was cooked by the chef.",
@@ -152,7 +152,8 @@ fn a_short_run_lowers_the_loss_and_its_file_embeds_as_the_trained_model() {
     let path = tiny_bert();
     let bytes = std::fs::read(&path).unwrap();
     let file = ModelFile::from_bytes(bytes.clone()).unwrap();
-    let mut trainer = Trainer::new(&file, &bytes, DType::F32).unwrap();
+    let mut trainer =
+        Trainer::new(&file, sr_bench::convert::sha256_hex(&bytes), DType::F32).unwrap();
     let set = TrainingSet {
         pairs: pairs(640),
         dropped: 0,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use candle_core::DType;
 
+use crate::convert::sha256_hex;
 use crate::eval::default_data_dir;
 use crate::model::ModelFile;
 use crate::train::{data, training_set, Recipe, StepProgress, TrainData, Trainer};
@@ -75,9 +76,10 @@ pub(crate) fn run(a: TrainArgs) -> Result<()> {
     let dev = data::dev_set(&a.data)?;
     let bytes =
         std::fs::read(&a.model).with_context(|| format!("cannot read {}", a.model.display()))?;
-    let base = ModelFile::from_bytes(bytes.clone())
+    let sha256 = sha256_hex(&bytes);
+    let base = ModelFile::from_bytes(bytes)
         .with_context(|| format!("cannot load model {}", a.model.display()))?;
-    let mut trainer = Trainer::new(&base, &bytes, DType::F32)?;
+    let mut trainer = Trainer::new(&base, sha256, DType::F32)?;
     eprintln!(
         "training {} on {} ({} pairs; {} dropped for sharing a text with a reported test set), {} epochs of {} steps",
         base.info.name,

@@ -190,7 +190,8 @@ pub fn training_set(data: &Path, which: &TrainData, seed: u64) -> Result<Trainin
     let reported = reported_texts(data)?;
     let train = || stsb(data, STSB_TRAIN_PATH);
     let mut pairs = match which {
-        TrainData::Stsb => sts_pairs(&train()?),
+        // The shuffles come after the leak filter, below.
+        TrainData::Stsb | TrainData::StsbShuffled => sts_pairs(&train()?),
         TrainData::StsbSr => {
             let mut pairs = sts_pairs(&train()?);
             for name in AUGMENT_FROM {
@@ -198,7 +199,6 @@ pub fn training_set(data: &Path, which: &TrainData, seed: u64) -> Result<Trainin
             }
             pairs
         }
-        TrainData::StsbShuffled => sts_pairs(&train()?),
         TrainData::File(path) => user_pairs(path)?,
     };
     let before = pairs.len();

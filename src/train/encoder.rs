@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var, D};
 
-use crate::backend::cpu::{mpnet_position_bias, mpnet_position_ids};
+use crate::backend::cpu::{mpnet_position_bias, mpnet_position_ids, relative_buckets};
 use crate::eval::rng::SplitMix64;
 use crate::model::tensor_names::{self as names, LayerNames};
 use crate::model::{ModelFile, WORD_EMBEDDINGS};
@@ -90,7 +90,7 @@ impl TrainableEncoder {
             heads: cfg.num_attention_heads,
             eps: cfg.layer_norm_eps,
             pad_id: cfg.pad_token_id as u32,
-            buckets: cfg.relative_attention_num_buckets.unwrap_or(32),
+            buckets: relative_buckets(cfg),
         })
     }
 

@@ -20,7 +20,7 @@ use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use serde::Serialize;
 
 use crate::backend::{load_embedder_with_options, BackendKind};
-use crate::convert::{sha256_hex, storage_dtype};
+use crate::convert::storage_dtype;
 use crate::eval::rng::SplitMix64;
 use crate::eval::{spearman, StsFile};
 use crate::model::{metadata_keys, LoadOptions, ModelFile, TextTokenizer, TokenBatch};
@@ -126,8 +126,8 @@ pub struct Trainer<'a> {
 
 impl<'a> Trainer<'a> {
     /// `base` must be an f32 file of ours (training in f32 from quantized weights would fit
-    /// their rounding errors); `bytes` are its bytes, for the recipe's sha256.
-    pub fn new(base: &'a ModelFile, bytes: &[u8], dtype: DType) -> Result<Self> {
+    /// their rounding errors); `base_sha256` is its file's, for the recipe.
+    pub fn new(base: &'a ModelFile, base_sha256: String, dtype: DType) -> Result<Self> {
         if base.info.dtype != "f32" {
             bail!(
                 "sr-bench train starts from an f32 file (this one is {}): use the model's .f32.gguf",
@@ -144,7 +144,7 @@ impl<'a> Trainer<'a> {
         tokenizer.set_prefix(&base.info.prefix);
         Ok(Self {
             base,
-            base_sha256: sha256_hex(bytes),
+            base_sha256,
             model: TrainableEncoder::load(base, dtype)?,
             tokenizer,
             pad_id,

@@ -17,33 +17,24 @@ import {
   ARTIFACTS, ROOT, askToSaveData, assertQuickTableEquals, cliJson, cliPath, expected, launchChromium,
   runBenchmarkInPage, watchErrors,
 } from './common.mjs';
-import { staticServer } from './static-host.mjs';
+import { publicSite } from './static-host.mjs';
 
 const CLI = cliPath();
 const MODELS = ['all-MiniLM-L6-v2.q8_0', 'all-mpnet-base-v2.q8_0'];
 
 describe('the public site: the quick split from models in parts', () => {
   let browser;
-  let out;
-  let app;
-  let models;
+  let site;
   const errors = [];
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-    out = fs.mkdtempSync(path.join(ARTIFACTS, 'site-quick-'));
-    fs.rmSync(out, { recursive: true });
-    models = await staticServer(path.join(out, 'models'), { cors: true });
-    execFileSync(CLI, ['site', out, '--from', path.join(ROOT, 'www/dist'), '--models', MODELS.join(','),
-      '--base-url', `http://127.0.0.1:${models.port}/`], { cwd: ROOT, stdio: 'ignore' });
-    app = await staticServer(out);
+    site = await publicSite({ cli: CLI, root: ROOT, artifacts: ARTIFACTS, models: MODELS });
     browser = await launchChromium();
   });
 
   after(async () => {
     if (browser) await browser.close();
-    for (const s of [app, models]) if (s) s.server.close();
-    if (out) fs.rmSync(out, { recursive: true, force: true });
+    if (site) site.close();
   });
 
   for (const name of MODELS) {
@@ -56,13 +47,13 @@ describe('the public site: the quick split from models in parts', () => {
       await askToSaveData(context); // the model is picked, then loaded
       watchErrors(context, errors);
       const page = await context.newPage();
-      await page.goto(`http://127.0.0.1:${app.port}/`);
+      await page.goto(`http://127.0.0.1:${site.app.port}/`);
       await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
       await page.selectOption('#model-select', `${model}@${dtype}`);
       await page.click('#model-load');
       await page.waitForFunction((m) => document.body.dataset.model === 'ready' &&
         document.getElementById('model-active').textContent.includes(m), model, { timeout: 300_000 });
-      const parts = new Set(models.requests.filter((r) => r.startsWith(`/${name}.gguf.part`)));
+      const parts = new Set(site.models.requests.filter((r) => r.startsWith(`/${name}.gguf.part`)));
       assert.ok(parts.size >= 2, `loaded from its parts: ${[...parts].join(', ')}`);
       const started = Date.now();
       await runBenchmarkInPage(page, 'quick', 1_500_000);

@@ -19,11 +19,12 @@ import {
   ACTIVE, ARTIFACTS, PASSIVE, ROOT, askToSaveData, cliJson, cliPath, dataValue, launchChromium, scorePair,
   waitFirstLoadDecided, watchErrors,
 } from './common.mjs';
-import { HOST_LIMIT, staticServer } from './static-host.mjs';
+import { HOST_LIMIT, publicSite } from './static-host.mjs';
 
 const CLI = cliPath();
 
 describe('the public site, from a static host and a model host', () => {
+  let site;
   let browser;
   let out;
   let app;
@@ -34,12 +35,11 @@ describe('the public site, from a static host and a model host', () => {
   const errors = [];
 
   before(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-    out = fs.mkdtempSync(path.join(ARTIFACTS, 'site-'));
-    fs.rmSync(out, { recursive: true });
-    // The model host first: its port goes into the site's manifest and CSP.
-    models = await staticServer(path.join(out, 'models'), {
-      cors: true,
+    site = await publicSite({
+      cli: CLI,
+      root: ROOT,
+      artifacts: ARTIFACTS,
+      models: ['all-MiniLM-L6-v2.q8_0', 'all-mpnet-base-v2.q8_0'],
       hook: (pathname, req, res) => {
         const name = path.basename(pathname);
         if (mode.current && mode.current.stopAfter !== undefined && name.startsWith('all-mpnet-base-v2.q8_0.gguf.part')) {
@@ -59,18 +59,14 @@ describe('the public site, from a static host and a model host', () => {
         return false;
       },
     });
-    const printed = execFileSync(CLI, ['site', out, '--from', path.join(ROOT, 'www/dist'),
-      '--models', 'all-MiniLM-L6-v2.q8_0,all-mpnet-base-v2.q8_0', '--base-url', `http://127.0.0.1:${models.port}/`],
-    { cwd: ROOT, encoding: 'utf8' });
-    console.log(printed.trim());
-    app = await staticServer(out);
+    ({ out, app, models } = site);
+    console.log(site.printed.trim());
     browser = await launchChromium();
   });
 
   after(async () => {
     if (browser) await browser.close();
-    for (const s of [app, models]) if (s) s.server.close();
-    if (out) fs.rmSync(out, { recursive: true, force: true });
+    if (site) site.close();
   });
 
   test('OUT: every file under 25 MiB, the models in parts listed with their sha256', () => {

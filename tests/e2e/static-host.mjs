@@ -2,6 +2,7 @@
 // custom headers, any file over 25 MiB refused; optionally CORS (the model host) and a hook
 // that may answer a request first (a host that goes away, a damaged part).
 
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -35,3 +36,25 @@ export function staticServer(dir, { cors = false, hook = null } = {}) {
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port, requests })));
 }
+
+/**
+ * `sr-bench site` (the CLI `cli`, run from `root`) with `models` into a fresh folder under
+ * `artifacts`, the parts served from a second origin with CORS (`hook` as for staticServer;
+ * its port goes into the manifest and the CSP) and the app from a plain host. Resolves to
+ * {out, app, models, printed, close}.
+ */
+export async function publicSite({ cli, root, artifacts, models, hook = null }) {
+  fs.mkdirSync(artifacts, { recursive: true });
+  const out = fs.mkdtempSync(path.join(artifacts, 'site-'));
+  fs.rmSync(out, { recursive: true });
+  const modelHost = await staticServer(path.join(out, 'models'), { cors: true, hook });
+  const printed = execFileSync(cli, ['site', out, '--from', path.join(root, 'www/dist'), '--models', models.join(','),
+    '--base-url', `http://127.0.0.1:${modelHost.port}/`], { cwd: root, encoding: 'utf8' });
+  const app = await staticServer(out);
+  const close = () => {
+    for (const s of [app, modelHost]) s.server.close();
+    fs.rmSync(out, { recursive: true, force: true });
+  };
+  return { out, app, models: modelHost, printed, close };
+}
+

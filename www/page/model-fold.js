@@ -19,9 +19,9 @@ export function setFolded(folded) {
   /** @type {HTMLElement} */ (toggle.querySelector('.engine-toggle-mark')).textContent = folded ? '▾' : '▴';
 }
 
-/** Folded from the start on a phone, unless `open` (the panel needs the visitor first). */
-export function setupModelFold(open = false) {
-  setFolded(!open && window.matchMedia(NARROW).matches);
+/** Folded from the start on a phone. */
+export function setupModelFold() {
+  setFolded(window.matchMedia(NARROW).matches);
   $('engine-toggle').addEventListener('click', () => setFolded($('engine').dataset.folded !== 'true'));
 }
 
