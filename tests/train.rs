@@ -208,6 +208,17 @@ fn a_short_run_lowers_the_loss_and_its_file_embeds_as_the_trained_model() {
     // The recipe is in the file.
     let info = ModelFile::from_bytes(written).unwrap().info;
     assert_eq!(info.name, "bert-unigram.hf+stsb");
+    assert_eq!(
+        info.trained,
+        Some(sr_bench::model::TrainedFrom {
+            data: "stsb".into(),
+            epochs: 2,
+            kept_epoch: log.kept_epoch,
+            seed: 3,
+            pairs: 640,
+            base_sha256: sr_bench::convert::sha256_hex(&bytes),
+        })
+    );
     // And the CLI, end to end: files, log, progress.
     let out = cli_common::temp_dir("train", "cli");
     let (ok, _, stderr) = cli_common::sr_bench(&[

@@ -374,6 +374,7 @@ mod tests {
             source: String::new(),
             file_bytes: 0,
             tensors: 0,
+            trained: None,
         };
         let b = Batching {
             max_sentences: 2,

@@ -30,6 +30,20 @@ pub mod metadata_keys {
     /// Optional: text put before every input, e.g. e5's "query: " (sentence-transformers'
     /// prompt); absent or empty means none.
     pub const PREFIX: &str = "srbench.prefix";
+
+    /// Keys a file written by `sr-bench train` adds to its base file's: the recipe, so a
+    /// trained file says what it was trained on wherever it is loaded.
+    pub mod train {
+        pub const DATA: &str = "srbench.train.data";
+        pub const SEED: &str = "srbench.train.seed";
+        pub const EPOCHS: &str = "srbench.train.epochs";
+        pub const KEPT_EPOCH: &str = "srbench.train.kept_epoch";
+        pub const BATCH: &str = "srbench.train.batch";
+        pub const LR: &str = "srbench.train.lr";
+        pub const WARMUP: &str = "srbench.train.warmup";
+        pub const BASE_SHA256: &str = "srbench.train.base_sha256";
+        pub const PAIRS: &str = "srbench.train.pairs";
+    }
 }
 
 /// Longest text prefix accepted (bytes): prompts are a few words, never a document.
@@ -60,6 +74,22 @@ pub struct ModelInfo {
     pub source: String,
     pub file_bytes: usize,
     pub tensors: usize,
+    /// How `sr-bench train` made this file from its base (absent for a released model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trained: Option<TrainedFrom>,
+}
+
+/// A trained file's recipe, read from its metadata (the lesson and the compare table name it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrainedFrom {
+    /// `stsb`, `stsb+sr`, `stsb-shuffled` or the training file's name.
+    pub data: String,
+    pub epochs: usize,
+    /// The epoch kept (best on STS-B dev), 1-based; 0 when no epoch beat the base model.
+    pub kept_epoch: usize,
+    pub seed: u64,
+    pub pairs: usize,
+    pub base_sha256: String,
 }
 
 /// Choices a user makes when loading a file.
@@ -232,6 +262,7 @@ impl Header {
                     source: "llama.cpp GGUF (convert_hf_to_gguf.py)".into(),
                     file_bytes: 0,
                     tensors: 0,
+                    trained: None,
                 };
                 (Layout::LlamaCpp, info, d.config, d.tokenizer_json)
             } else {
@@ -430,8 +461,35 @@ fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
         source: meta.text(metadata_keys::SOURCE).unwrap_or_default(),
         file_bytes: 0,
         tensors: 0,
+        trained: read_trained(meta)?,
     };
     Ok((info, config, meta.text(metadata_keys::TOKENIZER)?))
+}
+
+/// The recipe of a trained file; `None` when the file has no `srbench.train.data`. A file
+/// that has it must have the rest, well-typed (a half-written recipe is a damaged file).
+fn read_trained(meta: &Metadata) -> Result<Option<TrainedFrom>> {
+    use metadata_keys::train;
+    if meta.get(train::DATA).is_none() {
+        return Ok(None);
+    }
+    let trained = TrainedFrom {
+        data: meta.text(train::DATA)?,
+        epochs: meta.size(train::EPOCHS)?,
+        kept_epoch: meta.size(train::KEPT_EPOCH)?,
+        seed: meta.number(train::SEED)?,
+        pairs: meta.size(train::PAIRS)?,
+        base_sha256: meta.text(train::BASE_SHA256)?,
+    };
+    if trained.kept_epoch > trained.epochs {
+        bail!(
+            "model file: metadata '{}' = {} is more than its {} epochs",
+            train::KEPT_EPOCH,
+            trained.kept_epoch,
+            trained.epochs
+        );
+    }
+    Ok(Some(trained))
 }
 
 /// "f32", "f16", "q8_0", … as users write them.
@@ -460,7 +518,52 @@ mod tests {
             source: String::new(),
             file_bytes: 0,
             tensors: 0,
+            trained: None,
         }
+    }
+
+    #[test]
+    fn a_trained_recipe_is_read_whole_or_refused() {
+        use metadata_keys::train;
+        use std::collections::HashMap;
+        let s = |v: &str| Value::String(v.into());
+        let mut m: HashMap<String, Value> = [
+            (train::DATA, s("stsb+sr")),
+            (train::EPOCHS, Value::U32(4)),
+            (train::KEPT_EPOCH, Value::U32(3)),
+            (train::SEED, Value::U64(7)),
+            (train::PAIRS, Value::U32(16_608)),
+            (train::BASE_SHA256, s("ab12")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let read = |m: &HashMap<String, Value>| read_trained(&Metadata(m));
+        assert_eq!(
+            read(&m).unwrap(),
+            Some(TrainedFrom {
+                data: "stsb+sr".into(),
+                epochs: 4,
+                kept_epoch: 3,
+                seed: 7,
+                pairs: 16_608,
+                base_sha256: "ab12".into(),
+            })
+        );
+        // A kept epoch past the last one, a missing or mistyped key: a damaged file.
+        m.insert(train::KEPT_EPOCH.into(), Value::U32(5));
+        let e = read(&m).unwrap_err().to_string();
+        assert!(
+            e.contains(train::KEPT_EPOCH) && e.contains("4 epochs"),
+            "{e}"
+        );
+        m.insert(train::KEPT_EPOCH.into(), Value::U32(0));
+        m.remove(train::SEED);
+        assert!(read(&m).unwrap_err().to_string().contains(train::SEED));
+        m.insert(train::SEED.into(), s("seven"));
+        assert!(read(&m).unwrap_err().to_string().contains(train::SEED));
+        // No recipe at all: a released model.
+        assert_eq!(read(&HashMap::new()).unwrap(), None);
     }
 
     #[test]

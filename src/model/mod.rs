@@ -17,7 +17,9 @@ pub use embedder::{
     plan_batches, Batching, Embedder, Work, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE,
     WORD_EMBEDDINGS,
 };
-pub use file::{check_prefix, metadata_keys, LoadOptions, ModelFile, ModelInfo, FORMAT_VERSION};
+pub use file::{
+    check_prefix, metadata_keys, LoadOptions, ModelFile, ModelInfo, TrainedFrom, FORMAT_VERSION,
+};
 pub use tokenizer::{Pieces, TextTokenizer, TokenBatch};
 
 /// What [`EncoderBackend::encode_async`] returns.

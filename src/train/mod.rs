@@ -28,17 +28,7 @@ pub use data::{training_set, Pair, TrainData, TrainingSet};
 pub use encoder::{Dropout, TrainableEncoder};
 
 /// Metadata keys a trained file adds to its base file's.
-pub mod keys {
-    pub const DATA: &str = "srbench.train.data";
-    pub const SEED: &str = "srbench.train.seed";
-    pub const EPOCHS: &str = "srbench.train.epochs";
-    pub const KEPT_EPOCH: &str = "srbench.train.kept_epoch";
-    pub const BATCH: &str = "srbench.train.batch";
-    pub const LR: &str = "srbench.train.lr";
-    pub const WARMUP: &str = "srbench.train.warmup";
-    pub const BASE_SHA256: &str = "srbench.train.base_sha256";
-    pub const PAIRS: &str = "srbench.train.pairs";
-}
+pub use crate::model::metadata_keys::train as keys;
 
 /// sentence-transformers' `fit` defaults the paper trained with, beside the recipe's own.
 const WEIGHT_DECAY: f64 = 0.01;
