@@ -13,6 +13,8 @@ import { loadModel } from './model-panel.js';
 import { renderHeatMap } from './heatmap.js';
 import { runBenchmark, wholeBenchmark } from './benchmark.js';
 import { STRIP_SEEDS } from './word-order.js';
+import { baseModelName, trainingText } from './trained.js';
+import { coversEveryFile } from './results.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -111,12 +113,31 @@ const STEPS = [
         score: null,
         verdict: `Spearman ×100 on the ${r.split} split: ordinary similarity ${fmt2(sts)}, syntax ${fmt2(structure)}, relations ${fmt2(relation)}. ` +
           (sts - Math.max(structure, relation) >= 30 ? 'High on STS-B, low on SR: the model is syntax-blind.'
-            : 'The gap between STS-B and SR is smaller than the paper’s models show.'),
+            : 'The gap between STS-B and SR is smaller than the paper’s models show.') +
+          trainedNote(state, view, r),
         level: 'diff',
       };
     },
   },
 ];
+
+/** For a file made by `sr-bench train`: what it was trained on, and the model it started from as
+ * this tab last ran it on the same split over every file (the compare table's row), so a class
+ * sees what fine-tuning changed; or how to get that row. '' for a released model. */
+/** @param {PageState} state */
+function trainedNote(state, view, report) {
+  const info = state.loaded && state.loaded.info;
+  const recipe = info && trainingText(info);
+  if (!recipe) return '';
+  const base = baseModelName(info);
+  view.root.dataset.trained = info.trained.data;
+  const row = [...state.runs].reverse().find((x) => x.model === base && x.encoder === 'model' && x.split === report.split &&
+    x.relation_avg !== null && x.stsb_test_spearman !== null);
+  if (!row) return ` This file was ${recipe}. Run ${base} on the ${report.split} split too: the compare table then shows both.`;
+  view.root.dataset.baseRun = String(row.id);
+  return ` This file was ${recipe}. ${base} itself (${row.dtype}, run ${row.id} in the compare table): ` +
+    `ordinary similarity ${fmt2(row.stsb_test_spearman)}, syntax ${fmt2(row.structure_avg)}, relations ${fmt2(row.relation_avg)}.`;
+}
 
 /** The step a model that reads Czech gets, before the benchmark. */
 const CZECH_STEP = {
@@ -161,7 +182,10 @@ function figure(label, value, note, level) {
 /** The loaded model's own run with the model encoder (reused if it exists), else a quick run now. */
 /** @param {PageState} state */
 async function benchmarkResult(state, view) {
-  const same = (res) => res && res.load === state.loaded && res.report.encoder === 'model';
+  // Reused only when the last run was a whole one of this model: a run of some files (or
+  // without STS-B test) has none of the step's three figures to show.
+  const same = (res) => res && res.load === state.loaded && res.report.encoder === 'model' &&
+    coversEveryFile(res.report) && res.report.stsb_test;
   if (same(state.result)) return state.result;
   const timer = setInterval(() => {
     if (state.run && state.run.total) view.status.textContent = `Running: ${state.run.done} of ${state.run.total} sentences…`;
@@ -202,6 +226,8 @@ function show(state, index) {
   state.lessonSeq = (state.lessonSeq || 0) + 1; // an answer for a step left behind is dropped
   view.root.dataset.step = String(index + 1);
   view.root.dataset.state = 'idle';
+  delete view.root.dataset.trained;
+  delete view.root.dataset.baseRun;
   $('lesson-count').textContent = `Step ${index + 1} of ${steps.length}`;
   $('lesson-title').textContent = step.title;
   $('lesson-text').textContent = step.text;

@@ -11,6 +11,7 @@ import { memoryBudget } from '../shared/pool-size.js';
 import { $, el, formatBytes, formatDuration, setMessage } from './ui.js';
 import { loadModel } from './model-panel.js';
 import { keepIfAsked, setupKept } from './kept-file.js';
+import { trainingText } from './trained.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -30,6 +31,7 @@ const INFO_ROWS = [
   ['pooling', 'pooling', (r) => r.info.pooling],
   ['max_seq_length', 'max sequence length (file)', (r) => r.file_max_seq_length],
   ['source', 'written by', (r) => r.info.source || '—'],
+  ['trained', 'training', (r) => r.info.trained?.data || '', (r) => trainingText(r.info) || '—'],
   ['bytes', 'size', (r) => r.bytes, (r) => `${formatBytes(r.bytes)} (${r.bytes} bytes)`],
   ['worker_bytes', 'memory needed', (r) => r.worker_bytes, (r) => formatBytes(r.worker_bytes)],
   ['sha256', 'sha256', (r) => r.sha256 || '', (r) => r.sha256 || 'not computed (the file is not read whole)'],

@@ -177,6 +177,18 @@ export const ERR = Object.freeze({
  * @property {string} pooling
  * @property {number} vocab_size
  * @property {number} file_bytes
+ * @property {TrainedFrom} [trained]  present in a file made by `sr-bench train`
+ */
+
+/**
+ * How `sr-bench train` made a file from its base (the file's srbench.train.* metadata).
+ * @typedef {object} TrainedFrom
+ * @property {string} data         "stsb", "stsb+sr", "stsb-shuffled" or the training file's name
+ * @property {number} epochs
+ * @property {number} kept_epoch   best on STS-B dev, from 1; 0: no epoch beat the base model
+ * @property {number} seed
+ * @property {number} pairs        training pairs after the leak filter
+ * @property {string} base_sha256  the f32 file it started from
  */
 
 // ---------------------------------------------------------------- requests (page → worker)
