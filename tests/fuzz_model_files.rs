@@ -1,5 +1,5 @@
 //! A model file a user brings is hostile input. Mutated and truncated versions of real files
-//! (ours and llama.cpp's, MiniLM, MPNet, nomic-bert and ModernBERT, f32, f16, q8_0, q4_0) go to
+//! (ours and llama.cpp's, MiniLM, MPNet, nomic-bert, ModernBERT and Qwen3, f32, f16, q8_0, q4_0) go to
 //! the engine: every one must load or fail with a coded error, never panic, and no header field
 //! may make it allocate more than the file holds. Two passes:
 //! - headers, read as the page reads them before loading (`ModelFile::inspect`): bytes flipped,
@@ -44,6 +44,10 @@ fn modern() -> Vec<u8> {
 
 fn nomic() -> Vec<u8> {
     common::RandomEncoder::load("nomic-bert").bytes("q8_0")
+}
+
+fn qwen3() -> Vec<u8> {
+    common::RandomEncoder::load("qwen3").bytes("q8_0")
 }
 
 /// llama.cpp's XLM-R file of multilingual-e5-small (f16, `t5` Unigram vocabulary; made by
@@ -374,6 +378,7 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("llama.cpp q8_0", &llama, 34, GATE_HEADERS),
         headers("nomic-bert q8_0", &nomic(), 35, GATE_HEADERS),
         headers("modern-bert q8_0", &modern(), 36, GATE_HEADERS),
+        headers("qwen3 q8_0", &qwen3(), 37, GATE_HEADERS),
         whole_files("ours q8_0", ours, 1, GATE_MINILM),
         whole_files("llama.cpp q8_0", llama, 2, GATE_LLAMA),
         whole_files(
@@ -396,18 +401,19 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         ),
         whole_files("nomic-bert q8_0", nomic(), 6, GATE_NOMIC),
         whole_files("modern-bert q8_0", modern(), 7, GATE_NOMIC),
+        whole_files("qwen3 q8_0", qwen3(), 8, GATE_NOMIC),
     ];
     let total = finish("gate", &parts, start);
     assert!(total.tried >= 3_000, "{} cases", total.tried);
     assert!(parts.iter().all(|t| t.parsed > 0));
-    assert!(parts[5..].iter().all(|t| t.embedded > 0));
+    assert!(parts[6..].iter().all(|t| t.embedded > 0));
 }
 
 /// Whole-file cases of the gate (MiniLM q8_0, llama.cpp q8_0, each of the others).
 const GATE_MINILM: usize = 120;
 const GATE_LLAMA: usize = 60;
 const GATE_SMALL: usize = 15;
-/// The random nomic-bert and ModernBERT checkpoints are small (3–4 layers of 128): more of
+/// The random nomic-bert, ModernBERT and Qwen3 checkpoints are small (3–4 layers of 128): more of
 /// their files fit.
 const GATE_NOMIC: usize = 60;
 
@@ -425,6 +431,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("llama.cpp q8_0", &llama, 134, FULL_HEADERS),
         headers("nomic-bert q8_0", &nomic(), 135, FULL_HEADERS),
         headers("modern-bert q8_0", &modern(), 136, FULL_HEADERS),
+        headers("qwen3 q8_0", &qwen3(), 137, FULL_HEADERS),
         whole_files("ours q8_0", ours, 11, 1_000),
         whole_files("llama.cpp q8_0", llama, 12, 800),
         whole_files(
@@ -449,6 +456,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         whole_files("ours f32", read(common::model_path(MINILM, "f32")), 17, 30),
         whole_files("nomic-bert q8_0", nomic(), 18, 300),
         whole_files("modern-bert q8_0", modern(), 19, 300),
+        whole_files("qwen3 q8_0", qwen3(), 20, 300),
     ];
     let total = finish("full", &parts, start);
     assert!(total.tried >= 10_000, "{} cases", total.tried);
@@ -600,6 +608,30 @@ fn crafted_files_name_their_problem() {
             "the merge 'Ġthe zzzz' is not two tokens of the vocabulary",
         ),
         (
+            "Qwen3 query heads that cannot share the key/value heads",
+            crafted::set_metadata(&qwen3(), "qwen3.attention.head_count_kv", Value::U32(3)),
+            "4 attention heads cannot share 3 key/value heads evenly",
+        ),
+        (
+            "Qwen3 keys and values of different sizes",
+            crafted::set_metadata(&qwen3(), "qwen3.attention.value_length", Value::U32(32)),
+            "keys of 64 but values of 32 per head",
+        ),
+        (
+            "a Qwen3 head size the tensors do not have",
+            crafted::set_metadata(
+                &crafted::set_metadata(&qwen3(), "qwen3.attention.key_length", Value::U32(32)),
+                "qwen3.attention.value_length",
+                Value::U32(32),
+            ),
+            "'blk.0.attn_q.weight' has shape [256, 128], the config says [128, 128]",
+        ),
+        (
+            "a Qwen3 key projection of the query's width",
+            crafted::with_tensor_dims(&qwen3(), "blk.1.attn_k.weight", [128, 256]),
+            "'blk.1.attn_k.weight' has shape [256, 128], the config says [128, 128]",
+        ),
+        (
             "a ModernBERT start token outside the vocabulary",
             crafted::set_metadata(
                 &modern(),
@@ -686,6 +718,20 @@ fn crafted_files_name_their_problem() {
     // Architectures and vocabularies we do not run are named, with what we do run.
     for (what, bytes, expected) in [
         (
+            "a Qwen3 chat model (no pooling type)",
+            crafted::drop_metadata(&qwen3(), "qwen3.pooling_type"),
+            "a language model, not an embedding model",
+        ),
+        (
+            "a Qwen3 pre-tokenizer we do not rebuild",
+            crafted::set_metadata(
+                &qwen3(),
+                "tokenizer.ggml.pre",
+                Value::String("llama-bpe".into()),
+            ),
+            "pre-tokenizer 'llama-bpe'",
+        ),
+        (
             "nomic-bert-moe",
             crafted::set_metadata(
                 &nomic(),
@@ -704,9 +750,9 @@ fn crafted_files_name_their_problem() {
             crafted::set_metadata(
                 &modern(),
                 "tokenizer.ggml.pre",
-                Value::String("qwen2".into()),
+                Value::String("deepseek-llm".into()),
             ),
-            "pre-tokenizer 'qwen2': we rebuild gpt-2, modern-bert",
+            "pre-tokenizer 'deepseek-llm': we rebuild gpt-2, modern-bert, qwen2",
         ),
     ] {
         let (code, msg, _) = load_error(&bytes);

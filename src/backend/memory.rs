@@ -18,6 +18,11 @@ pub struct ModelShape {
     pub intermediate_size: usize,
     #[serde(default = "default_heads")]
     pub num_attention_heads: usize,
+    /// The query and key/value widths (`dim` when absent: one head per query head).
+    #[serde(default)]
+    pub query_width: Option<usize>,
+    #[serde(default)]
+    pub kv_width: Option<usize>,
     pub max_seq_length: usize,
     pub file_bytes: usize,
 }
@@ -35,6 +40,8 @@ impl From<&ModelInfo> for ModelShape {
             num_layers: info.num_layers,
             intermediate_size: info.intermediate_size,
             num_attention_heads: info.num_attention_heads,
+            query_width: Some(info.query_width),
+            kv_width: Some(info.kv_width),
             max_seq_length: info.max_seq_length,
             file_bytes: info.file_bytes,
         }
@@ -58,7 +65,9 @@ const BYTES_PER_ATTENDED_POSITION: usize = 4 * 3;
 /// `Batching::for_model` allows (8 × `max_seq_length` padded tokens).
 pub fn estimate_worker_bytes(shape: &ModelShape) -> u64 {
     let (h, i, layers) = (shape.dim, shape.intermediate_size, shape.num_layers);
-    let linear_params = layers * (4 * h * h + ffn_matrices(&shape.architecture) * h * i);
+    let (q, kv) = (shape.query_width.unwrap_or(h), shape.kv_width.unwrap_or(h));
+    let linear_params =
+        layers * (2 * h * q + 2 * h * kv + ffn_matrices(&shape.architecture) * h * i);
     let dense_f32 = 4 * linear_params;
     let file_part = (shape.file_bytes as f64 * FILE_OVERHEAD) as u64;
     let unpacked = if dense_f32 <= MatmulMode::DENSE_LIMIT_BYTES {
@@ -88,6 +97,8 @@ mod tests {
             num_layers: layers,
             intermediate_size: 4 * dim,
             num_attention_heads: 12,
+            query_width: None,
+            kv_width: None,
             max_seq_length: max_seq,
             file_bytes: bytes,
         }

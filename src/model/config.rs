@@ -1,9 +1,11 @@
-//! The encoder hyper-parameters, read from the Hugging Face `config.json` stored in the model file.
+//! The encoder hyper-parameters, read from the Hugging Face `config.json` stored in the model file
+//! (or from a llama.cpp file's metadata).
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-/// Hyper-parameters shared by BERT-like encoders (BERT, MPNet, nomic-bert, ModernBERT).
+/// Hyper-parameters shared by BERT-like encoders (BERT, MPNet, nomic-bert, ModernBERT) and the
+/// decoder-built embedders (Qwen3-Embedding).
 #[derive(Debug, Clone, Deserialize)]
 pub struct EncoderConfig {
     pub vocab_size: usize,
@@ -36,6 +38,14 @@ pub struct EncoderConfig {
     pub local_rope_theta: Option<f64>,
     #[serde(default)]
     pub global_attn_every_n_layers: Option<usize>,
+    /// Grouped-query attention (Qwen3): the key/value heads, each shared by
+    /// `num_attention_heads / num_key_value_heads` query heads; absent: one per query head.
+    #[serde(default)]
+    pub num_key_value_heads: Option<usize>,
+    /// The size of one attention head when it is not `hidden_size / num_attention_heads`
+    /// (Qwen3-Embedding-0.6B: 128 with 16 heads of a 1024 hidden size).
+    #[serde(default, alias = "head_dim")]
+    pub head_size: Option<usize>,
 }
 
 fn default_act() -> String {
@@ -73,12 +83,24 @@ impl EncoderConfig {
                 bail!("model config: {name} = {value} is outside {min}..={max}");
             }
         }
-        if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
+        if let Some(d) = self.head_size {
+            if !(1..=1024).contains(&d) {
+                bail!("model config: head_dim = {d} is outside 1..=1024");
+            }
+        } else if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
             bail!(
                 "model config: hidden_size {} is not divisible by num_attention_heads {}",
                 self.hidden_size,
                 self.num_attention_heads
             );
+        }
+        if let Some(kv) = self.num_key_value_heads {
+            if kv == 0 || !self.num_attention_heads.is_multiple_of(kv) {
+                bail!(
+                    "model config: {} attention heads cannot share {kv} key/value heads evenly",
+                    self.num_attention_heads
+                );
+            }
         }
         if !["gelu", "swiglu", "geglu"].contains(&self.hidden_act.as_str()) {
             bail!(
@@ -122,11 +144,20 @@ impl EncoderConfig {
 
     /// The parts `architecture` is built of must be the ones this config names: BERT and MPNet
     /// have a GELU feed-forward and a position table, nomic-bert a SwiGLU one and rotary
-    /// positions, ModernBERT a GeGLU (or SwiGLU) one, rotary positions and local layers
-    /// (anything else would run the wrong arithmetic without an error).
+    /// positions, ModernBERT a GeGLU (or SwiGLU) one, rotary positions and local layers, Qwen3
+    /// a SwiGLU one and rotary positions; only Qwen3 has grouped-query attention or a head
+    /// size of its own (anything else would run the wrong arithmetic without an error).
     pub fn check_architecture(&self, architecture: &str) -> Result<()> {
+        let grouped =
+            self.kv_heads() != self.num_attention_heads || self.query_width() != self.hidden_size;
+        if grouped && architecture != "qwen3" {
+            bail!(
+                "model config: a {architecture} model has one key/value head per query head \
+                 and heads of hidden_size / num_attention_heads"
+            );
+        }
         let (acts, rotary, local): (&[&str], _, _) = match architecture {
-            "nomic-bert" => (&["swiglu"], true, false),
+            "nomic-bert" | "qwen3" => (&["swiglu"], true, false),
             "modern-bert" => (&["geglu", "swiglu"], true, true),
             _ => (&["gelu"], false, false),
         };
@@ -154,6 +185,22 @@ impl EncoderConfig {
     }
 
     pub fn head_dim(&self) -> usize {
-        self.hidden_size / self.num_attention_heads
+        self.head_size
+            .unwrap_or(self.hidden_size / self.num_attention_heads)
+    }
+
+    /// The key/value heads (grouped-query attention shares each among several query heads).
+    pub fn kv_heads(&self) -> usize {
+        self.num_key_value_heads.unwrap_or(self.num_attention_heads)
+    }
+
+    /// The width of all query heads together (`hidden_size` but where a head size is given).
+    pub fn query_width(&self) -> usize {
+        self.num_attention_heads * self.head_dim()
+    }
+
+    /// The width of all key (or value) heads together.
+    pub fn kv_width(&self) -> usize {
+        self.kv_heads() * self.head_dim()
     }
 }

@@ -366,6 +366,8 @@ mod tests {
             num_layers: 2,
             intermediate_size: 16,
             num_attention_heads: 2,
+            query_width: 8,
+            kv_width: 8,
             vocab_size: 10,
             max_seq_length: 16,
             prefix: String::new(),

@@ -11,7 +11,7 @@ use candle_core::Device;
 use serde::Serialize;
 
 use super::metadata::Metadata;
-use super::tensor_names::{self as names, GatedLayerNames, PreNormLayerNames};
+use super::tensor_names::{self as names, DecoderLayerNames, GatedLayerNames, PreNormLayerNames};
 use super::{gguf_check, llama, tensor_shapes, EncoderConfig};
 use crate::error::{coded, ErrorCode, ResultExt};
 
@@ -63,6 +63,10 @@ pub struct ModelInfo {
     /// Width of the feed-forward layer (the largest matrices; memory estimates use it).
     pub intermediate_size: usize,
     pub num_attention_heads: usize,
+    /// The width of all query heads, and of all key (or value) heads: `dim` both, but in a
+    /// model with grouped-query attention or heads of their own size (Qwen3).
+    pub query_width: usize,
+    pub kv_width: usize,
     pub vocab_size: usize,
     pub max_seq_length: usize,
     /// Text put before every input the model embeds (e5's "query: "; empty: none): the
@@ -164,18 +168,20 @@ impl ModelInfo {
     }
 
     /// Floating-point operations (2 per multiply-add) of one forward pass over `batch` rows
-    /// padded to `seq_len` tokens: per layer and token the linear layers (Q, K, V, output:
-    /// 4·d², FFN in and out: 2·d·ff multiply-adds, 3·d·ff with a gate) and the attention's
-    /// two products (2·seq_len·d). Embeddings, norms, softmax, rotary positions and pooling
-    /// are left out: benchmarks divide by time to show how close the matmuls run to a peak.
+    /// padded to `seq_len` tokens: per layer and token the linear layers (Q and output:
+    /// 2·d·q, K and V: 2·d·kv, which is 4·d² where q = kv = d; FFN in and out: 2·d·ff
+    /// multiply-adds, 3·d·ff with a gate) and the attention's two products (2·seq_len·q).
+    /// Embeddings, norms, softmax, rotary positions and pooling are left out: benchmarks
+    /// divide by time to show how close the matmuls run to a peak.
     pub fn forward_flops(&self, batch: usize, seq_len: usize) -> f64 {
         let (d, ff, t) = (
             self.dim as f64,
             self.intermediate_size as f64,
             seq_len as f64,
         );
+        let (q, kv) = (self.query_width as f64, self.kv_width as f64);
         let ffn = super::ffn_matrices(&self.architecture) as f64;
-        let per_token = 4.0 * d * d + ffn * d * ff + 2.0 * t * d;
+        let per_token = 2.0 * d * q + 2.0 * d * kv + ffn * d * ff + 2.0 * t * q;
         2.0 * per_token * self.num_layers as f64 * batch as f64 * t
     }
 }
@@ -252,6 +258,8 @@ impl Header {
                     num_layers: d.config.num_hidden_layers,
                     intermediate_size: d.config.intermediate_size,
                     num_attention_heads: d.config.num_attention_heads,
+                    query_width: d.config.query_width(),
+                    kv_width: d.config.kv_width(),
                     vocab_size: d.config.vocab_size,
                     max_seq_length: d.config.max_position_embeddings,
                     // llama.cpp's BERT files record no prompt.
@@ -307,6 +315,8 @@ impl Header {
                 names::weight(&GatedLayerNames::nomic_bert(0).qkv)
             } else if info.architecture == "modern-bert" {
                 names::weight(&PreNormLayerNames::modern_bert(0).qkv)
+            } else if info.architecture == "qwen3" {
+                names::weight(&DecoderLayerNames::qwen3(0).query)
             } else {
                 layout.file_name("encoder.layer.0.attention.self.query.weight")
             };
@@ -446,6 +456,8 @@ fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
         num_layers: config.num_hidden_layers,
         intermediate_size: config.intermediate_size,
         num_attention_heads: config.num_attention_heads,
+        query_width: config.query_width(),
+        kv_width: config.kv_width(),
         vocab_size: config.vocab_size,
         max_seq_length: meta.size(metadata_keys::MAX_SEQ_LENGTH)?,
         prefix: match meta.get(metadata_keys::PREFIX) {
@@ -510,6 +522,8 @@ mod tests {
             num_layers,
             intermediate_size,
             num_attention_heads: 12,
+            query_width: dim,
+            kv_width: dim,
             vocab_size: 30522,
             max_seq_length: 256,
             prefix: String::new(),
@@ -587,5 +601,16 @@ mod tests {
         };
         let gated = 4.0 * 384.0 * 384.0 + 3.0 * 384.0 * 1536.0 + 2.0 * 384.0;
         assert_eq!(nomic.forward_flops(1, 1), 2.0 * 6.0 * gated);
+        // Qwen3-Embedding-0.6B per layer and token: Q and output 2·1024·2048, K and V (8
+        // heads of 128) 2·1024·1024, a SwiGLU of 3·1024·3072, attention 2·1·2048.
+        let qwen = ModelInfo {
+            architecture: "qwen3".into(),
+            query_width: 2048,
+            kv_width: 1024,
+            ..info(1024, 3072, 28)
+        };
+        let per_token =
+            2.0 * 1024.0 * 2048.0 + 2.0 * 1024.0 * 1024.0 + 3.0 * 1024.0 * 3072.0 + 2.0 * 2048.0;
+        assert_eq!(qwen.forward_flops(1, 1), 2.0 * 28.0 * per_token);
     }
 }

@@ -1,8 +1,8 @@
 //! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert`,
-//! `nomic-bert` or `modern-bert`): their hyper-parameters under `<architecture>.*`, tensors
-//! named `token_embd`, `blk.N.attn_q`, …, and the vocabulary as `tokenizer.ggml.*`: WordPiece
-//! in llama.cpp's "phantom space" spelling, XLM-R's SentencePiece Unigram (`t5`: tokens,
-//! scores, the precompiled charsmap), or byte-level BPE (tokens and merges). Read into the
+//! `nomic-bert`, `modern-bert` or `qwen3`): their hyper-parameters under `<architecture>.*`,
+//! tensors named `token_embd`, `blk.N.attn_q`, …, and the vocabulary as `tokenizer.ggml.*`:
+//! WordPiece in llama.cpp's "phantom space" spelling, XLM-R's SentencePiece Unigram (`t5`:
+//! tokens, scores, the precompiled charsmap), or byte-level BPE (tokens and merges). Read into the
 //! same [`EncoderConfig`] and tokenizer JSON as our own files; a `bert` file runs on every
 //! backend unchanged.
 
@@ -25,22 +25,26 @@ pub(super) fn is_llama_file(meta: &Metadata) -> bool {
 
 /// The llama.cpp architectures we run (`general.architecture`), each with the vocabulary its
 /// files carry (`tokenizer.ggml.model`: `bert` = WordPiece, `gpt2` = byte-level BPE).
-pub const ARCHITECTURES: [&str; 3] = ["bert", "nomic-bert", "modern-bert"];
+pub const ARCHITECTURES: [&str; 4] = ["bert", "nomic-bert", "modern-bert", "qwen3"];
 
 /// The vocabularies (`tokenizer.ggml.model`) we rebuild for each architecture: WordPiece
 /// (`bert`), SentencePiece Unigram (`t5`: XLM-R's, in multilingual BERT-family files), byte-level
 /// BPE (`gpt2`).
 fn vocabularies_of(architecture: &str) -> &'static [&'static str] {
     match architecture {
-        "modern-bert" => &["gpt2"],
+        "modern-bert" | "qwen3" => &["gpt2"],
         "nomic-bert" => &["bert"],
         _ => &["bert", "t5"],
     }
 }
 
-/// The byte-level BPE pre-tokenizers we rebuild (`tokenizer.ggml.pre`): both split as GPT-2
-/// does (its regex, no prefix space) before the byte-to-character mapping.
-const BPE_PRE_TOKENIZERS: [&str; 2] = ["gpt-2", "modern-bert"];
+/// The byte-level BPE pre-tokenizers we rebuild (`tokenizer.ggml.pre`): GPT-2's split (its
+/// regex, no prefix space; ModernBERT's too) or Qwen2's (NFC first, single digits, a letter
+/// run takes one leading non-letter), before the byte-to-character mapping.
+const BPE_PRE_TOKENIZERS: [&str; 3] = ["gpt-2", "modern-bert", "qwen2"];
+
+/// Qwen2's split, as its `tokenizer.json` and llama.cpp's `qwen2` pre-tokenizer write it.
+const QWEN2_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// What a llama.cpp file says about the model.
 pub(super) struct Described {
@@ -71,13 +75,15 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
             format!(
                 "llama.cpp {architecture} file with a '{vocabulary}' vocabulary: we read \
                  {architecture} files with {} (WordPiece 'bert' or XLM-R's Unigram 't5' for \
-                 bert, 'bert' for nomic-bert, byte-level BPE 'gpt2' for modern-bert)",
+                 bert, 'bert' for nomic-bert, byte-level BPE 'gpt2' for modern-bert and qwen3)",
                 vocabularies_of(&architecture).join(" or ")
             ),
         ));
     }
     let key = |k: &str| format!("{architecture}.{k}");
-    if meta.bool(&key("attention.causal")).unwrap_or(false) {
+    // A decoder-built embedder is causal by design; an encoder that is causal is not one.
+    let decoder = architecture == "qwen3";
+    if !decoder && meta.bool(&key("attention.causal")).unwrap_or(false) {
         bail!("llama.cpp file: a causal {architecture} model is not a sentence encoder we run");
     }
     let tokens = meta.strings("tokenizer.ggml.tokens")?;
@@ -90,9 +96,9 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         );
     }
     let modern = architecture == "modern-bert";
-    let rotary = modern || architecture == "nomic-bert";
+    let rotary = modern || decoder || architecture == "nomic-bert";
     let hidden_act = match architecture.as_str() {
-        "nomic-bert" => "swiglu",
+        "nomic-bert" | "qwen3" => "swiglu",
         // llama.cpp's graph: GeGLU unless the file says SiLU (Granite R2's SwiGLU).
         "modern-bert" => match meta.text(&key("hidden_activation")).ok().as_deref() {
             None | Some("gelu") => "geglu",
@@ -112,7 +118,7 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         intermediate_size: meta.size(&key("feed_forward_length"))?,
         hidden_act: hidden_act.into(),
         max_position_embeddings: meta.size(&key("context_length"))?,
-        type_vocab_size: if modern {
+        type_vocab_size: if modern || decoder {
             0
         } else {
             meta.size("tokenizer.ggml.token_type_count").unwrap_or(2)
@@ -151,8 +157,30 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         } else {
             None
         },
+        num_key_value_heads: if decoder {
+            Some(meta.size(&key("attention.head_count_kv"))?)
+        } else {
+            None
+        },
+        head_size: if decoder {
+            head_size(meta, &architecture)?
+        } else {
+            None
+        },
     };
     config.check()?;
+    // A Qwen3 file without a pooling type is the chat model, not Qwen3-Embedding: its
+    // "sentence vectors" would be an arbitrary choice of ours.
+    if decoder && meta.get(&key("pooling_type")).is_none() {
+        return Err(coded(
+            ErrorCode::UnsupportedArchitecture,
+            format!(
+                "llama.cpp {architecture} file without '{}': a language model, not an \
+                 embedding model (Qwen3-Embedding's files say last-token pooling)",
+                key("pooling_type")
+            ),
+        ));
+    }
     // llama.cpp's enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank.
     let pooling = match meta.number(&key("pooling_type")).unwrap_or(1) {
         1 => "mean",
@@ -178,9 +206,12 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
     let special = |k: &str, fallback: &str| -> Result<String> {
         Ok(special_token(k)?.unwrap_or_else(|| fallback.to_string()))
     };
-    // ModernBERT's and XLM-R's files: add_bos and add_eos around the text.
+    // ModernBERT's and XLM-R's files: add_bos and add_eos around the text (both unless the
+    // file says not). Qwen's vocabulary adds neither unless the file says so, as llama.cpp's
+    // `qwen2` default is; Qwen3-Embedding's says add_eos (its `<|endoftext|>`).
+    let added_by_default = !decoder;
     let around = |flag: &str, first: &str, second: &str| -> Result<Option<String>> {
-        if !meta.bool(flag).unwrap_or(true) {
+        if !meta.bool(flag).unwrap_or(added_by_default) {
             return Ok(None);
         }
         Ok(special_token(first)?.or(special_token(second)?))
@@ -217,13 +248,29 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
                 ),
             ));
         }
-        // ModernBERT's files: [CLS] as bos and [SEP] as eos.
+        // ModernBERT's files: [CLS] as bos and [SEP] as eos; Qwen3's: eos only.
+        let (start, end) = if decoder {
+            (
+                around("tokenizer.ggml.add_bos_token", "bos", "bos")?,
+                around("tokenizer.ggml.add_eos_token", "eos", "eos")?,
+            )
+        } else {
+            (
+                around("tokenizer.ggml.add_bos_token", "cls", "bos")?,
+                around("tokenizer.ggml.add_eos_token", "seperator", "eos")?,
+            )
+        };
         bpe_json(
             &tokens,
             &types,
             &meta.strings("tokenizer.ggml.merges")?,
-            around("tokenizer.ggml.add_bos_token", "cls", "bos")?.as_deref(),
-            around("tokenizer.ggml.add_eos_token", "seperator", "eos")?.as_deref(),
+            if pre == "qwen2" {
+                BpeSplit::Qwen2
+            } else {
+                BpeSplit::Gpt2
+            },
+            start.as_deref(),
+            end.as_deref(),
         )?
     } else {
         wordpiece_json(
@@ -247,6 +294,24 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
     })
 }
 
+/// A decoder's head size when the file gives one (`attention.key_length`; the value heads
+/// must have the same, as every Qwen3 has).
+fn head_size(meta: &Metadata, architecture: &str) -> Result<Option<usize>> {
+    let key = |k: &str| format!("{architecture}.attention.{k}");
+    if meta.get(&key("key_length")).is_none() {
+        return Ok(None);
+    }
+    let k = meta.size(&key("key_length"))?;
+    if meta.get(&key("value_length")).is_some() && meta.size(&key("value_length"))? != k {
+        bail!(
+            "llama.cpp {architecture} file: keys of {k} but values of {} per head; we run \
+             heads with one size",
+            meta.size(&key("value_length"))?
+        );
+    }
+    Ok(Some(k))
+}
+
 /// The period of ModernBERT's global layers (`global_attn_every_n_layers`, which the converter
 /// writes as a number; 3 when absent, as in transformers and llama.cpp).
 fn global_period(meta: &Metadata, key: &str) -> Result<usize> {
@@ -256,13 +321,23 @@ fn global_period(meta: &Metadata, key: &str) -> Result<usize> {
     meta.size(key)
 }
 
-/// The `tokenizers` JSON of a byte-level BPE pipeline (GPT-2's pre-tokenizer and byte
-/// mapping, no normalizer) over llama.cpp's tokens and merges, with `start` and `end` around
-/// every text; control tokens are special added tokens, as in the model's own tokenizer.
+/// How a byte-level BPE vocabulary splits text before the byte mapping.
+#[derive(Clone, Copy)]
+enum BpeSplit {
+    /// GPT-2's regex inside the byte-level step, no normalizer (GPT-2, ModernBERT).
+    Gpt2,
+    /// NFC, then Qwen2's regex as its own step (Qwen2, Qwen3).
+    Qwen2,
+}
+
+/// The `tokenizers` JSON of a byte-level BPE pipeline (`split`, then the byte mapping) over
+/// llama.cpp's tokens and merges, with `start` and `end` around every text; control tokens
+/// are special added tokens, as in the model's own tokenizer.
 fn bpe_json(
     tokens: &[String],
     types: &[i64],
     merges: &[String],
+    split: BpeSplit,
     start: Option<&str>,
     end: Option<&str>,
 ) -> Result<String> {
@@ -283,13 +358,24 @@ fn bpe_json(
     let post_processor = template(&vocab, start, end);
     let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
         "use_regex": true});
+    let (normalizer, pre_tokenizer) = match split {
+        BpeSplit::Gpt2 => (Json::Null, byte_level.clone()),
+        BpeSplit::Qwen2 => (
+            json!({"type": "NFC"}),
+            json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": QWEN2_SPLIT}, "behavior": "Isolated",
+                    "invert": false},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
+                    "use_regex": false}]}),
+        ),
+    };
     let tokenizer = json!({
         "version": "1.0",
         "truncation": null,
         "padding": null,
         "added_tokens": added,
-        "normalizer": null,
-        "pre_tokenizer": byte_level,
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
         "post_processor": post_processor,
         "decoder": byte_level,
         "model": {"type": "BPE", "dropout": null, "unk_token": null,

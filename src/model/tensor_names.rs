@@ -161,7 +161,46 @@ impl PreNormLayerNames {
     }
 }
 
-/// The norm after the last layer (ModernBERT's `final_norm`).
+/// The layers of a decoder-built embedder (Qwen3, llama.cpp's names): pre-RMSNorm,
+/// separate Q, K, V projections (grouped-query: K and V narrower), an RMSNorm over each query
+/// and key head, `x + out(attention(norm(x)))`, then `+ down(silu(gate(norm(x))) ⊙ up(norm(x)))`.
+/// No biases; the norms have a weight only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecoderLayerNames {
+    pub attention_norm: String,
+    pub query: String,
+    pub key: String,
+    pub value: String,
+    /// Per-head RMSNorms of the queries and keys (`[head_dim]`).
+    pub query_norm: String,
+    pub key_norm: String,
+    pub attention_out: String,
+    pub ffn_norm: String,
+    pub gate: String,
+    pub up: String,
+    pub down: String,
+}
+
+impl DecoderLayerNames {
+    pub fn qwen3(i: usize) -> Self {
+        let at = |part: &str| format!("blk.{i}.{part}");
+        Self {
+            attention_norm: at("attn_norm"),
+            query: at("attn_q"),
+            key: at("attn_k"),
+            value: at("attn_v"),
+            query_norm: at("attn_q_norm"),
+            key_norm: at("attn_k_norm"),
+            attention_out: at("attn_output"),
+            ffn_norm: at("ffn_norm"),
+            gate: at("ffn_gate"),
+            up: at("ffn_up"),
+            down: at("ffn_down"),
+        }
+    }
+}
+
+/// The norm after the last layer (ModernBERT's `final_norm`, Qwen3's `norm`).
 pub const OUTPUT_NORM: &str = "output_norm";
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 use anyhow::{bail, Result};
 use candle_core::quantized::gguf_file::Content;
 
-use super::tensor_names::{self as names, GatedLayerNames, LayerNames, PreNormLayerNames};
+use super::tensor_names::{
+    self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames,
+};
 use super::{EncoderConfig, WORD_EMBEDDINGS};
 
 /// The tensors an encoder of `architecture` reads, by Hugging Face name, with the shape the
@@ -17,6 +19,9 @@ pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(Str
     }
     if architecture == "modern-bert" {
         return modern_bert_shapes(c);
+    }
+    if architecture == "qwen3" {
+        return qwen3_shapes(c);
     }
     let (h, inner) = (c.hidden_size, c.intermediate_size);
     let mut shapes = vec![
@@ -106,6 +111,40 @@ fn modern_bert_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
         norms.push(l.ffn_norm);
     }
     shapes.extend(norms.iter().map(|n| (names::weight(n), vec![h])));
+    shapes
+}
+
+/// Qwen3: pre-RMSNorm decoder layers, grouped-query projections, per-head q/k norms, SwiGLU,
+/// a final norm; no biases, no position table (rotary positions).
+fn qwen3_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
+    let (h, inner, q, kv) = (
+        c.hidden_size,
+        c.intermediate_size,
+        c.query_width(),
+        c.kv_width(),
+    );
+    let mut shapes = vec![
+        (WORD_EMBEDDINGS.to_string(), vec![c.vocab_size, h]),
+        (names::weight(names::OUTPUT_NORM), vec![h]),
+    ];
+    for i in 0..c.num_hidden_layers {
+        let l = DecoderLayerNames::qwen3(i);
+        for (prefix, dims) in [
+            (&l.attention_norm, vec![h]),
+            (&l.query, vec![q, h]),
+            (&l.key, vec![kv, h]),
+            (&l.value, vec![kv, h]),
+            (&l.query_norm, vec![c.head_dim()]),
+            (&l.key_norm, vec![c.head_dim()]),
+            (&l.attention_out, vec![h, q]),
+            (&l.ffn_norm, vec![h]),
+            (&l.gate, vec![inner, h]),
+            (&l.up, vec![inner, h]),
+            (&l.down, vec![h, inner]),
+        ] {
+            shapes.push((names::weight(prefix), dims));
+        }
+    }
     shapes
 }
 

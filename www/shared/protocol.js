@@ -172,6 +172,9 @@ export const ERR = Object.freeze({
  * @property {number} dim
  * @property {number} num_layers
  * @property {number} intermediate_size
+ * @property {number} [num_attention_heads]
+ * @property {number} [query_width]  all query heads' width (dim, but with grouped-query attention)
+ * @property {number} [kv_width]     all key (or value) heads' width
  * @property {number} max_seq_length
  * @property {string} prefix     put before every text the model reads (e5's "query: "; "" for none)
  * @property {string} pooling

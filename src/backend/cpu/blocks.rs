@@ -1,5 +1,6 @@
 //! The parts encoders share beyond BERT's own: scaled dot-product attention over an additive
-//! mask (padding, a sliding window), rotary positions (RoPE) and the gated feed-forward.
+//! mask (padding, a sliding window, causal), grouped-query heads, rotary positions (RoPE) and
+//! the gated feed-forward.
 //! Written once, used by every architecture that has them.
 
 use anyhow::Result;
@@ -56,6 +57,29 @@ pub fn sliding_window_bias(seq: usize, half: usize) -> Result<Tensor> {
         .flat_map(|i| (0..seq).map(move |j| if i.abs_diff(j) <= half { 0.0 } else { -1e9 }))
         .collect();
     Ok(Tensor::from_vec(values, (1, 1, seq, seq), &Device::Cpu)?)
+}
+
+/// The additive mask of causal attention (decoder-built embedders), `[1, 1, seq, seq]`: token
+/// `i` sees tokens `j ≤ i` (0), never later ones (a large negative). With padding on the right
+/// a token never sees padding through it, and every row keeps its first token.
+pub fn causal_bias(seq: usize) -> Result<Tensor> {
+    let values: Vec<f32> = (0..seq)
+        .flat_map(|i| (0..seq).map(move |j| if j <= i { 0.0 } else { -1e9 }))
+        .collect();
+    Ok(Tensor::from_vec(values, (1, 1, seq, seq), &Device::Cpu)?)
+}
+
+/// Grouped-query attention's keys or values for every query head: `[batch, kv_heads, seq, d]`
+/// → `[batch, kv_heads · n, seq, d]`, query head `h` reading key/value head `h / n` (as
+/// transformers' `repeat_kv`).
+pub fn repeat_kv(x: Tensor, n: usize) -> Result<Tensor> {
+    if n == 1 {
+        return Ok(x);
+    }
+    let (b, kv, t, d) = x.dims4()?;
+    Ok(x.unsqueeze(2)?
+        .broadcast_as((b, kv, n, t, d))?
+        .reshape((b, kv * n, t, d))?)
 }
 
 /// Runs `layers` (each through `forward(layer, states, bias)`) over the embedding output `x`,
@@ -193,6 +217,37 @@ impl GatedFfn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn causal_mask_sees_only_earlier_tokens() {
+        let bias: Vec<Vec<f32>> = causal_bias(4)
+            .unwrap()
+            .reshape((4, 4))
+            .unwrap()
+            .to_vec2()
+            .unwrap();
+        for (i, row) in bias.iter().enumerate() {
+            for (j, &b) in row.iter().enumerate() {
+                assert_eq!(b == 0.0, j <= i, "({i}, {j}): {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_query_head_reads_its_group_s_key_head() {
+        // 2 key heads of one position, d = 1: [10] and [20]; 3 query heads per key head.
+        let k = Tensor::new(&[10f32, 20.], &Device::Cpu)
+            .unwrap()
+            .reshape((1, 2, 1, 1))
+            .unwrap();
+        let heads: Vec<f32> = repeat_kv(k, 3)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        assert_eq!(heads, [10., 10., 10., 20., 20., 20.]);
+    }
 
     #[test]
     fn sliding_window_sees_half_a_window_either_side() {

@@ -11,6 +11,7 @@ pub mod kernel_check;
 mod modern_bert;
 mod mpnet;
 mod nomic_bert;
+mod qwen3;
 pub(crate) use blocks::Rope;
 pub use mpnet::{
     position_bias as mpnet_position_bias, position_ids as mpnet_position_ids,
@@ -121,6 +122,10 @@ fn build(
         })),
         "modern-bert" => Ok(Box::new(CpuEncoder {
             transformer: modern_bert::ModernBert::load(weights, config, word_embeddings)?,
+            pooling,
+        })),
+        "qwen3" => Ok(Box::new(CpuEncoder {
+            transformer: qwen3::Qwen3::load(weights, config, word_embeddings)?,
             pooling,
         })),
         other => Err(coded(

@@ -107,6 +107,14 @@ impl<'a> Weights<'a> {
         })
     }
 
+    /// `<prefix>.weight` as an RMSNorm's scale (Qwen3's norms).
+    pub fn rms_norm(&self, prefix: &str, eps: f64) -> Result<RmsNorm> {
+        Ok(RmsNorm {
+            weight: self.tensor(&format!("{prefix}.weight"))?,
+            eps: eps as f32,
+        })
+    }
+
     /// `<prefix>.weight` alone: a LayerNorm without bias (ModernBERT's), run with a zero one.
     pub fn layer_norm_no_bias(&self, prefix: &str, eps: f64) -> Result<LayerNorm> {
         let weight = self.tensor(&format!("{prefix}.weight"))?;
@@ -229,6 +237,22 @@ impl LayerNorm {
             &x.contiguous()?,
             &self.weight,
             &self.bias,
+            self.eps,
+        )?)
+    }
+}
+
+/// `x / √(mean(x²) + ε) · w` over the last dimension (no mean subtracted, no bias).
+pub struct RmsNorm {
+    weight: Tensor,
+    eps: f32,
+}
+
+impl RmsNorm {
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(candle_nn::ops::rms_norm(
+            &x.contiguous()?,
+            &self.weight,
             self.eps,
         )?)
     }
