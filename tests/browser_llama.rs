@@ -2,7 +2,8 @@
 //! are, truncated at 256 tokens as sentence-transformers does, they match its embeddings; the
 //! random-initialised nomic-bert and ModernBERT checkpoints match transformers' embeddings of
 //! the same texts (ModernBERT's also of texts past its local window), on the CPU and on WebGPU
-//! (SwiftShader).
+//! (SwiftShader); Qwen3-Embedding's decoder (causal, grouped-query, last-token pooling) on
+//! the CPU.
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
@@ -138,6 +139,18 @@ async fn modern_bert_q8_0_file_in_the_browser_matches_transformers() {
     let min = random_min_cosine("modern-bert", "q8_0").await;
     // natively 0.9999461.
     assert!(min >= 0.9993, "{min}");
+}
+
+#[wasm_bindgen_test]
+async fn qwen3_f32_file_in_the_browser_matches_transformers() {
+    let min = random_min_cosine("qwen3", "f32").await;
+    assert!(min >= 0.9999, "{min}");
+}
+
+#[wasm_bindgen_test]
+async fn qwen3_q8_0_file_in_the_browser_matches_transformers() {
+    let min = random_min_cosine("qwen3", "q8_0").await;
+    assert!(min >= 0.999, "{min}");
 }
 
 #[derive(serde::Deserialize)]

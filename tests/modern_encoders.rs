@@ -2,7 +2,8 @@
 //! classes: random-initialised checkpoints (fixed seeds, tests/reference/random_encoders.py)
 //! converted by the pinned llama.cpp converter, their embeddings of the 82 fixture texts (and,
 //! for ModernBERT, of texts past its local window) made by transformers with
-//! sentence-transformers' mean pooling (`./build.sh fixtures`). Natively (the same checks in
+//! sentence-transformers' mean pooling, or for Qwen3-Embedding's decoder its last-token
+//! pooling (`./build.sh fixtures`). Natively (the same checks in
 //! Chromium: tests/browser_llama.rs).
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -51,7 +52,7 @@ fn texts_are_told_apart(reference: &RandomEncoder) {
         "{}: max cosine between two of the first 20 texts = {max:.4}",
         reference.architecture
     );
-    // measured 0.9386 (nomic-bert), 0.9420 (modern-bert).
+    // measured 0.9386 (nomic-bert), 0.9420 (modern-bert), 0.5448 (qwen3).
     assert!(max < 0.98, "{max}");
 }
 
@@ -65,9 +66,14 @@ fn tokenizer_of(file: &ModelFile) -> TextTokenizer {
     .unwrap()
 }
 
-#[test]
-fn nomic_bert_file_describes_itself() {
-    let reference = RandomEncoder::load("nomic-bert");
+/// The fixture `arch`'s q8_0 file, checked to say its architecture, type, pooling and
+/// (width, layers, feed-forward width).
+fn q8_0_file(
+    arch: &str,
+    pooling: &str,
+    shape: (usize, usize, usize),
+) -> (RandomEncoder, ModelFile) {
+    let reference = RandomEncoder::load(arch);
     let file = ModelFile::from_bytes(reference.bytes("q8_0")).unwrap();
     let info = &file.info;
     assert_eq!(
@@ -76,12 +82,16 @@ fn nomic_bert_file_describes_itself() {
             info.dtype.as_str(),
             info.pooling.as_str()
         ),
-        ("nomic-bert", "q8_0", "mean")
+        (arch, "q8_0", pooling)
     );
-    assert_eq!(
-        (info.dim, info.num_layers, info.intermediate_size),
-        (128, 3, 256)
-    );
+    assert_eq!((info.dim, info.num_layers, info.intermediate_size), shape);
+    (reference, file)
+}
+
+#[test]
+fn nomic_bert_file_describes_itself() {
+    let (reference, file) = q8_0_file("nomic-bert", "mean", (128, 3, 256));
+    let info = &file.info;
     assert_eq!(
         info.max_seq_length, 2048,
         "the converter's 2048 trained positions"
@@ -134,21 +144,8 @@ fn nomic_bert_q4_0_matches_transformers() {
 
 #[test]
 fn modern_bert_file_describes_itself() {
-    let reference = RandomEncoder::load("modern-bert");
-    let file = ModelFile::from_bytes(reference.bytes("q8_0")).unwrap();
+    let (reference, file) = q8_0_file("modern-bert", "mean", (128, 4, 256));
     let (info, config) = (&file.info, &file.config);
-    assert_eq!(
-        (
-            info.architecture.as_str(),
-            info.dtype.as_str(),
-            info.pooling.as_str()
-        ),
-        ("modern-bert", "q8_0", "mean")
-    );
-    assert_eq!(
-        (info.dim, info.num_layers, info.intermediate_size),
-        (128, 4, 256)
-    );
     assert_eq!(info.max_seq_length, 1024);
     assert_eq!(config.hidden_act, "geglu");
     assert_eq!(
@@ -167,19 +164,18 @@ fn modern_bert_file_describes_itself() {
     assert_eq!(silu.config.hidden_act, "swiglu");
 }
 
-/// The rebuilt byte-level BPE pipeline gives the ids of the model's own tokenizer (HF
-/// `tokenizers`, trained on the SR texts) on every SR text: all 27,060, read here from the SR
-/// files themselves so that none is left out.
-#[test]
-fn modern_bert_tokenizer_gives_transformers_ids_on_every_sr_text() {
+/// The rebuilt byte-level BPE pipeline of `architecture`'s file gives the ids of the model's
+/// own tokenizer (HF `tokenizers`, trained on the SR texts) on every SR text: all 27,060, read
+/// here from the SR files themselves so that none is left out.
+fn tokenizer_gives_transformers_ids_on_every_sr_text(architecture: &str) {
     #[derive(serde::Deserialize)]
     struct SrIds {
         texts: Vec<String>,
         ids: Vec<Vec<u32>>,
     }
-    let reference = RandomEncoder::load("modern-bert");
+    let reference = RandomEncoder::load(architecture);
     let tokenizer = tokenizer_of(&ModelFile::from_bytes(reference.bytes("f32")).unwrap());
-    let path = common::root().join("tests/artifacts/llama/modern-bert.sr-ids.json");
+    let path = common::root().join(format!("tests/artifacts/llama/{architecture}.sr-ids.json"));
     let sr: SrIds = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let by_text: std::collections::HashMap<&str, &Vec<u32>> =
         sr.texts.iter().map(String::as_str).zip(&sr.ids).collect();
@@ -205,7 +201,15 @@ fn modern_bert_tokenizer_gives_transformers_ids_on_every_sr_text() {
             item.text
         );
     }
-    println!("modern-bert: {} SR texts, identical token ids", texts.len());
+    println!(
+        "{architecture}: {} SR texts, identical token ids",
+        texts.len()
+    );
+}
+
+#[test]
+fn modern_bert_tokenizer_gives_transformers_ids_on_every_sr_text() {
+    tokenizer_gives_transformers_ids_on_every_sr_text("modern-bert");
 }
 
 #[test]
@@ -231,6 +235,66 @@ fn modern_bert_q8_0_matches_transformers() {
 fn modern_bert_q4_0_matches_transformers() {
     // measured 0.9847174; a margin of 0.01 below it, as for the other q4_0 files.
     holds("modern-bert", "q4_0", 0.975);
+}
+
+#[test]
+fn qwen3_file_describes_itself() {
+    let (reference, file) = q8_0_file("qwen3", "last", (128, 3, 256));
+    let (info, config) = (&file.info, &file.config);
+    // 4 query heads of 64 share 2 key/value heads: widths of their own, not the hidden size.
+    assert_eq!(
+        (
+            config.num_attention_heads,
+            config.kv_heads(),
+            config.head_dim()
+        ),
+        (4, 2, 64)
+    );
+    assert_eq!((info.query_width, info.kv_width), (256, 128));
+    assert_eq!(info.max_seq_length, 2048);
+    assert_eq!(config.hidden_act, "swiglu");
+    assert_eq!(config.rope_theta, Some(1_000_000.0));
+    // Every text ends with the `<|endoftext|>` the last-token pooling reads.
+    let tokenizer = tokenizer_of(&file);
+    let end = reference.items[0].ids.last().copied().unwrap();
+    assert!(reference.items.iter().all(|i| i.ids.last() == Some(&end)));
+    assert_eq!(
+        tokenizer.encode("Tom likes you").unwrap().last(),
+        Some(&end)
+    );
+    texts_are_told_apart(&reference);
+}
+
+/// Qwen2's split (NFC, single digits, a letter run with one leading non-letter) rebuilt
+/// from the file gives the ids of the model's own tokenizer.
+#[test]
+fn qwen3_tokenizer_gives_transformers_ids_on_every_sr_text() {
+    tokenizer_gives_transformers_ids_on_every_sr_text("qwen3");
+}
+
+#[test]
+fn qwen3_f32_matches_transformers() {
+    // measured 1.0000000.
+    holds("qwen3", "f32", 0.9999);
+}
+
+#[test]
+fn qwen3_f16_matches_transformers() {
+    // measured 0.9999987.
+    holds("qwen3", "f16", 0.9999);
+}
+
+#[test]
+fn qwen3_q8_0_matches_transformers() {
+    // measured 0.9990695: the weights' rounding alone (the token table is q8_0 too), grown by
+    // the random norms through the layers; the bound is the LLM embedders' acceptance.
+    holds("qwen3", "q8_0", 0.999);
+}
+
+#[test]
+fn qwen3_q4_0_matches_transformers() {
+    // measured 0.8480622 (every matrix and the token table in 4 bits): a margin of 0.01.
+    holds("qwen3", "q4_0", 0.838);
 }
 
 /// `architecture`'s `dtype` file on the GPU (lavapipe here; f32 activations, as Chromium's

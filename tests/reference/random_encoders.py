@@ -10,8 +10,9 @@ SR_DIR: the SR benchmark's CSV files (ModernBERT's byte-level BPE vocabulary is 
 Writes OUT_DIR/<arch>.<dtype>.gguf (f32, f16, q8_0 by the converter; q4_0 requantized from f32)
 and OUT_DIR/<arch>.reference.json: per text the token ids of the model's own tokenizer and the
 embedding (transformers' last hidden states, mean pooled over the attention mask as
-sentence-transformers does, L2-normalised), with each file's sha256; for ModernBERT also
-OUT_DIR/modern-bert.sr-ids.json, the reference tokenizer's ids of every SR text. For benchmarks
+sentence-transformers does, L2-normalised; Qwen3's: its last token's, as Qwen3-Embedding
+pools), with each file's sha256; for ModernBERT and Qwen3 also OUT_DIR/<arch>.sr-ids.json, the
+reference tokenizer's ids of every SR text. For benchmarks
 only: OUT_DIR/<arch>-minilm-shape.q8_0.gguf.
 """
 import csv
@@ -29,7 +30,8 @@ from tokenizers import (Regex, Tokenizer, decoders, models, normalizers, pre_tok
                         processors, trainers)
 from transformers import (AutoTokenizer, BertConfig, BertModel, ModernBertConfig,
                           ModernBertModel, NomicBertConfig, NomicBertModel,
-                          PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel)
+                          PreTrainedTokenizerFast, Qwen3Config, Qwen3Model, XLMRobertaConfig,
+                          XLMRobertaModel)
 
 minilm, fixture, out, converter, sr_dir = map(Path, sys.argv[1:6])
 out.mkdir(parents=True, exist_ok=True)
@@ -39,10 +41,13 @@ TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "vocab.txt",
 
 
 def randomise_norms(model, generator):
-    """transformers initialises LayerNorms to the identity: random ones make every norm matter."""
+    """transformers initialises norms to the identity: random ones make every norm matter
+    (LayerNorms and the decoders' RMSNorms, which have a weight only)."""
     with torch.no_grad():
         for module in model.modules():
-            if isinstance(module, torch.nn.LayerNorm):
+            if type(module).__name__.endswith("RMSNorm"):
+                module.weight.copy_(1 + 0.2 * torch.randn(module.weight.shape, generator=generator))
+            elif isinstance(module, torch.nn.LayerNorm):
                 module.weight.copy_(1 + 0.2 * torch.randn(module.weight.shape, generator=generator))
                 if module.bias is not None:
                     module.bias.copy_(0.1 * torch.randn(module.bias.shape, generator=generator))
@@ -167,6 +172,86 @@ def modern_bert(name="modern-bert", hidden=128, layers=4, heads=4, inner=256, wi
     return name, folder, model
 
 
+# Qwen2's pre-tokenizer split (its tokenizer.json's, and llama.cpp's "qwen2"): letters with
+# one leading non-letter, single digits, punctuation runs, newlines, spaces.
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
+               r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def qwen3_tokenizer(vocab_size=4096):
+    """A byte-level BPE vocabulary as Qwen3-Embedding's (NFC, Qwen2's split, the byte mapping,
+    no prefix space, `<|endoftext|>` after every text for last-token pooling; eos
+    `<|im_end|>`, pad `<|endoftext|>`), trained here on the SR texts with HF `tokenizers`."""
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(sr_texts(), trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=specials, show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    end = tok.token_to_id("<|endoftext|>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A <|endoftext|>", pair="$A <|endoftext|> $B:1 <|endoftext|>:1",
+        special_tokens=[("<|endoftext|>", end)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>",
+                                   pad_token="<|endoftext|>")
+
+
+def qwen3(name="qwen3", hidden=128, layers=3, heads=4, kv_heads=2, head_dim=64, inner=256,
+          vocab=None):
+    """Qwen3-Embedding's shape, small: by default 3 causal layers of 128, 4 query heads sharing
+    2 key/value heads, a head size of 64 (not hidden / heads, as in the real model's 128 of
+    1024 / 16), q/k RMSNorm, SwiGLU of 256, rotary base 1,000,000, tied embeddings, last-token
+    pooling. `vocab`: a larger token table than the tokenizer's (the real model's 151,669 rows,
+    for benchmarks)."""
+    torch.manual_seed(20261204)
+    tokenizer = qwen3_tokenizer()
+    ids = tokenizer.convert_tokens_to_ids
+    config = Qwen3Config(vocab_size=vocab or len(tokenizer), hidden_size=hidden,
+                         num_hidden_layers=layers, num_attention_heads=heads,
+                         num_key_value_heads=kv_heads, head_dim=head_dim,
+                         intermediate_size=inner, max_position_embeddings=2048,
+                         rms_norm_eps=1e-6, initializer_range=0.1, tie_word_embeddings=True,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+                         # No padding row: transformers would zero the row of the pad token,
+                         # which is the `<|endoftext|>` every text ends with and is pooled at.
+                         pad_token_id=None, bos_token_id=ids("<|endoftext|>"),
+                         eos_token_id=ids("<|im_end|>"), attn_implementation="eager")
+    model = Qwen3Model(config).eval()
+    randomise_norms(model, torch.Generator().manual_seed(13))
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    # sentence-transformers' modules as Qwen3-Embedding's: last-token pooling, then Normalize.
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling",
+         "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize",
+         "type": "sentence_transformers.models.Normalize"}]))
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
+        "word_embedding_dimension": hidden, "pooling_mode_cls_token": False,
+        "pooling_mode_mean_tokens": False, "pooling_mode_lasttoken": True}))
+    (folder / "sentence_bert_config.json").write_text(json.dumps(
+        {"max_seq_length": 512, "do_lower_case": False}))
+    return name, folder, model
+
+
+def last_token(model, tokenizer, text):
+    """Qwen3-Embedding's sentence vector: the last token's (the appended `<|endoftext|>`) last
+    hidden state, L2-normalised, as sentence-transformers' lasttoken pooling gives it."""
+    enc = tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        hidden = model(input_ids=enc["input_ids"],
+                       attention_mask=enc["attention_mask"]).last_hidden_state[0]
+    return enc["input_ids"][0].tolist(), torch.nn.functional.normalize(hidden[-1], dim=0).tolist()
+
+
 def unigram_tokenizer(vocab_size=3000):
     """A SentencePiece-style Unigram vocabulary as XLM-R's (NFKC, runs of spaces folded,
     Metaspace, <s> text </s>, <pad> = 1), trained here on the SR texts with HF `tokenizers`."""
@@ -211,7 +296,8 @@ def unigram_encoder(name, kind, hidden=128, layers=3, heads=4, inner=256):
 # The converter names a byte-level BPE pre-tokenizer by hashing the ids a known tokenizer gives
 # a test string: a vocabulary trained here matches no published one, so it stops with
 # "BPE pre-tokenizer was not recognized". For our ModernBERT vocabulary it is told the name it
-# gives ModernBERT's own ("modern-bert": GPT-2's pre-tokenizer, which ours is); the rest of the
+# gives ModernBERT's own ("modern-bert": GPT-2's pre-tokenizer, which ours is), and for our
+# Qwen3 vocabulary the one of Qwen's ("qwen2": its split, which ours is); the rest of the
 # conversion is the pinned converter's, unchanged.
 NAMED_PRE = """import sys
 import conversion.base as base
@@ -228,6 +314,8 @@ def convert(arch, folder, dtype):
     command = [str(converter)]
     if arch.startswith("modern-bert"):
         command = [sys.executable, "-c", NAMED_PRE]
+    elif arch.startswith("qwen3"):
+        command = [sys.executable, "-c", NAMED_PRE.replace('"modern-bert"', '"qwen2"')]
     with open(log, "w") as f:
         done = subprocess.run(command + [str(folder), "--outtype", dtype, "--outfile", str(path)],
                               stdout=f, stderr=subprocess.STDOUT)
@@ -285,7 +373,8 @@ def long_texts(count=6, joined=6):
 for arch, folder, model, dtypes, extra in [
         (*nomic_bert(), ["f32", "f16", "q8_0", "q4_0"], []),
         (*modern_bert(), ["f32", "f16", "q8_0", "q4_0"], long_texts()),
-        (*modern_bert("modern-bert-silu", layers=3, activation="silu"), ["f32"], long_texts(2))]:
+        (*modern_bert("modern-bert-silu", layers=3, activation="silu"), ["f32"], long_texts(2)),
+        (*qwen3(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2))]:
     files = {}
     for dtype in dtypes:
         if dtype == "q4_0":
@@ -295,13 +384,14 @@ for arch, folder, model, dtypes, extra in [
             path = convert(arch, folder, dtype)
         files[dtype] = {"file": path.name, "sha256": sha256(path)}
     tokenizer = AutoTokenizer.from_pretrained(folder)
+    pooling, pool = ("last", last_token) if arch == "qwen3" else ("mean", mean_pooled)
     items = []
     for text in texts + extra:
-        ids, embedding = mean_pooled(model, tokenizer, text)
+        ids, embedding = pool(model, tokenizer, text)
         items.append({"text": text, "ids": ids, "embedding": embedding})
-    reference = {"architecture": arch, "files": files, "pooling": "mean", "items": items}
+    reference = {"architecture": arch, "files": files, "pooling": pooling, "items": items}
     (out / f"{arch}.reference.json").write_text(json.dumps(reference))
-    if arch == "modern-bert":
+    if arch in ("modern-bert", "qwen3"):
         every = sr_texts()
         ids = tokenizer(every)["input_ids"]
         (out / f"{arch}.sr-ids.json").write_text(json.dumps({"texts": every, "ids": ids}))
