@@ -120,4 +120,33 @@ mod tests {
         assert!(minilm_q8 < minilm_f32 && minilm_f32 < mpnet_f32);
         assert!(minilm_q8 < 250_000_000, "{minilm_q8}");
     }
+
+    #[test]
+    fn qwen3_0_6b_fits_at_512_tokens_not_at_its_context() {
+        // Qwen3-Embedding-0.6B q8_0 (639 MB file; 28 layers of 1024, 16 query heads of 128 on
+        // 8 key/value heads, a 3072-wide SwiGLU): llama.cpp's file says a 32,768-token context,
+        // and one batch of such texts is what the estimate must cover unless the user lowers
+        // the length (the page's max-sequence field, `--max-seq-length`).
+        let qwen3 = |max_seq| ModelShape {
+            architecture: "qwen3".into(),
+            dtype: "q8_0".into(),
+            dim: 1024,
+            num_layers: 28,
+            intermediate_size: 3072,
+            num_attention_heads: 16,
+            query_width: Some(2048),
+            kv_width: Some(1024),
+            max_seq_length: max_seq,
+            file_bytes: 639_000_000,
+        };
+        let (short, full) = (
+            estimate_worker_bytes(&qwen3(512)),
+            estimate_worker_bytes(&qwen3(32_768)),
+        );
+        eprintln!("qwen3-0.6B q8_0 estimate: {short} bytes at 512 tokens, {full} at 32,768");
+        // The weights alone: the file plus its copies; 512-token batches under wasm32's 4 GiB.
+        assert!((1.2e9..2.5e9).contains(&(short as f64)), "{short}");
+        // The full context's attention scores (16 heads × 32,768² per text) fit nowhere.
+        assert!(full > 1_000_000_000_000, "{full}");
+    }
 }
