@@ -68,6 +68,20 @@ describe('multilingual-e5-small in the page', () => {
     assert.ok(Math.abs(without - cliWithout) <= 1e-4, `without: page ${without}, CLI ${cliWithout}`);
     assert.ok(Math.abs(without - withPrefix) > 1e-4, `the prefix changes the cosine (${withPrefix} vs ${without})`);
 
+    // A two-line instruction (Qwen3-Embedding's layout), typed with \n for the newline: the
+    // model reads a real newline, as the CLI's --prefix given one.
+    const instruction = 'Instruct: Retrieve semantically similar text.\nQuery: ';
+    await page.fill('#model-prefix', instruction.replace('\n', '\\n'));
+    await page.click('#prefix-apply');
+    await page.waitForFunction(() => /Prefix: “Instruct: .*\\nQuery: ” \(yours/.test(document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
+    await page.waitForSelector('#score-model[data-state="ready"]', { timeout: 60_000 });
+    const instructed = await dataValue(page, '#score-model');
+    const cliInstructed = cliCosine(instruction);
+    assert.ok(Math.abs(instructed - cliInstructed) <= 1e-4, `with the instruction: page ${instructed}, CLI ${cliInstructed}`);
+    assert.ok(Math.abs(cliInstructed - cliCosine(instruction.replace('\n', '\\n'))) > 1e-6,
+      'the CLI reads a newline, not a backslash and an n');
+    assert.equal(await page.inputValue('#model-prefix'), instruction.replace('\n', '\\n'));
+
     await page.click('#prefix-reset');
     await page.waitForFunction(() => /the file’s\)/.test(document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
     assert.equal(await page.inputValue('#model-prefix'), 'query: ');

@@ -1,6 +1,8 @@
 // @ts-check
-// The model's text prefix (e5's "query: "): what the file says, shown under the model and
-// changeable there. Rust puts it before every text the model reads (never the baseline's).
+// The model's text prefix (e5's "query: ", an LLM embedder's instruction): what the file says,
+// shown under the model and changeable there. Rust puts it before every text the model reads
+// (never the baseline's). The field is one line, so a newline (Qwen3-Embedding's
+// "Instruct: …\nQuery: ") is written and typed as \n.
 
 import { REQ } from '../shared/protocol.js';
 import { $, setMessage } from './ui.js';
@@ -10,7 +12,17 @@ import { updatePlayground } from './playground.js';
 
 /** How a prefix reads in a sentence: quoted with its spaces visible, or "none". */
 export function prefixLabel(prefix) {
-  return prefix ? `“${prefix.replace(/\n/g, '\\n')}”` : 'none';
+  return prefix ? `“${prefixToField(prefix)}”` : 'none';
+}
+
+/** The field's spelling of a prefix: newlines as \n. @param {string} prefix */
+function prefixToField(prefix) {
+  return prefix.replace(/\n/g, '\\n');
+}
+
+/** The prefix a field's text means: \n as a newline. @param {string} text */
+function fieldToPrefix(text) {
+  return text.replace(/\\n/g, '\n');
 }
 
 /** After a load: the field holds the model's prefix, the hint says whose it is.
@@ -20,7 +32,7 @@ export function renderPrefix(state) {
   $('prefix-line').hidden = !loaded;
   $('prefix-hint').hidden = !loaded;
   if (!loaded) return;
-  $('model-prefix').value = loaded.info.prefix;
+  $('model-prefix').value = prefixToField(loaded.info.prefix);
   describe(state);
 }
 
@@ -30,7 +42,8 @@ function describe(state, extra = '') {
   const whose = info.prefix === filePrefix ? 'the file’s' : `yours; the file’s is ${prefixLabel(filePrefix)}`;
   setMessage($('prefix-hint'),
     `Every text is read as prefix + text. Prefix: ${prefixLabel(info.prefix)} (${whose}). ` +
-    'Models trained with one (multilingual-e5: “query: ” before both texts of a pair) score best with it; ' +
+    'Models trained with one (multilingual-e5: “query: ” before both texts of a pair; Qwen3-Embedding: ' +
+    '“Instruct: <task>\\nQuery: ”, \\n for a new line) score best with it; ' +
     'the syntax-blind baseline never sees it, and benchmark reports record it.' + extra);
 }
 
@@ -40,7 +53,7 @@ async function apply(state, prefix) {
   try {
     const { info } = await state.engine.call(REQ.SET_PREFIX, { prefix });
     state.loaded.info = info;
-    $('model-prefix').value = info.prefix;
+    $('model-prefix').value = prefixToField(info.prefix);
     describe(state);
     updatePlayground(state);
   } catch (err) {
@@ -50,9 +63,9 @@ async function apply(state, prefix) {
 
 /** @param {PageState} state */
 export function setupPrefix(state) {
-  $('prefix-apply').addEventListener('click', () => apply(state, $('model-prefix').value));
+  $('prefix-apply').addEventListener('click', () => apply(state, fieldToPrefix($('model-prefix').value)));
   $('model-prefix').addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') apply(state, $('model-prefix').value);
+    if (e.key === 'Enter') apply(state, fieldToPrefix($('model-prefix').value));
   });
   $('prefix-reset').addEventListener('click', () => apply(state, state.loaded ? state.loaded.filePrefix : ''));
 }
