@@ -5,7 +5,7 @@ use anyhow::Result;
 use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
-use super::blocks::{attention, run_layers, split_heads};
+use super::blocks::{attention, padding_bias, run_layers, split_heads};
 use super::weights::{LayerNorm, Linear, Weights};
 use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, LayerNames};
@@ -81,9 +81,13 @@ impl Bert {
             .broadcast_add(&e.positions.narrow(0, 0, t)?)?
             .broadcast_add(&e.token_type0)?;
         let x = e.norm.forward(&x)?;
-        run_layers(x, mask, &self.layers, visit, |l, x, bias| {
-            self.layer_forward(l, x, bias)
-        })
+        run_layers(
+            x,
+            &padding_bias(mask)?,
+            &self.layers,
+            visit,
+            |l, x, bias| self.layer_forward(l, x, bias),
+        )
     }
 
     fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> Result<Tensor> {

@@ -7,7 +7,7 @@ use anyhow::Result;
 use candle_core::{DType, Device, Tensor};
 
 use super::activation::{gate_in_place, softmax_last_dim, GateActivation};
-use super::weights::Linear;
+use super::weights::{Linear, Weights};
 use super::LayerVisitor;
 
 /// `softmax(q·kᵀ/√d + bias)·v` over heads: `q`, `k`, `v` are `[batch, heads, seq, head_dim]`,
@@ -82,19 +82,20 @@ pub fn repeat_kv(x: Tensor, n: usize) -> Result<Tensor> {
         .reshape((b, kv * n, t, d))?)
 }
 
-/// Runs `layers` (each through `forward(layer, states, bias)`) over the embedding output `x`,
-/// showing `visit` every layer's states (0 = the embeddings); the last layer's are returned.
+/// Runs `layers` (each through `forward(layer, states, bias)`) over the embedding output `x`
+/// with the attention mask `bias` (the padding's, [`padding_bias`], or that plus a causal or
+/// windowed one), showing `visit` every layer's states (0 = the embeddings); the last layer's
+/// are returned.
 pub fn run_layers<L>(
     mut x: Tensor,
-    mask: &Tensor,
+    bias: &Tensor,
     layers: &[L],
     visit: LayerVisitor,
     forward: impl Fn(&L, &Tensor, &Tensor) -> Result<Tensor>,
 ) -> Result<Tensor> {
     visit(0, &x)?;
-    let bias = padding_bias(mask)?;
     for (i, layer) in layers.iter().enumerate() {
-        x = forward(layer, &x, &bias)?;
+        x = forward(layer, &x, bias)?;
         visit(i + 1, &x)?;
     }
     Ok(x)
@@ -182,6 +183,19 @@ pub enum GateProjection {
 }
 
 impl GatedFfn {
+    /// A SwiGLU feed-forward of separate up, gate and down matrices without biases
+    /// (nomic-bert's, Qwen3's).
+    pub fn swiglu(w: &Weights, up: &str, gate: &str, down: &str) -> Result<Self> {
+        Ok(Self {
+            projection: GateProjection::Separate {
+                up: w.linear_no_bias(up)?,
+                gate: w.linear_no_bias(gate)?,
+            },
+            down: w.linear_no_bias(down)?,
+            act: GateActivation::Silu,
+        })
+    }
+
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let (b, t, _) = x.dims3()?;
         let values = match &self.projection {

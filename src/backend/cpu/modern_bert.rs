@@ -110,12 +110,13 @@ impl ModernBert {
         let global = self.global_rope.tables(seq)?;
         let local = self.local_rope.tables(seq)?;
         // The local layers' mask: padding and the window (none where the batch is shorter).
+        let padding = padding_bias(mask)?;
         let local_bias = if seq > self.half_window + 1 {
-            Some(padding_bias(mask)?.broadcast_add(&sliding_window_bias(seq, self.half_window)?)?)
+            Some(padding.broadcast_add(&sliding_window_bias(seq, self.half_window)?)?)
         } else {
             None
         };
-        run_layers(x, mask, &self.layers, visit, |l, x, padding| {
+        run_layers(x, &padding, &self.layers, visit, |l, x, padding| {
             let (rope, bias) = match (l.global, &local_bias) {
                 (true, _) => (&global, padding),
                 (false, window) => (&local, window.as_ref().unwrap_or(padding)),

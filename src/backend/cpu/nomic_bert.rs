@@ -6,8 +6,7 @@ use anyhow::Result;
 use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
-use super::activation::GateActivation;
-use super::blocks::{rotary_attention, run_layers, GateProjection, GatedFfn, Rope, RopeTables};
+use super::blocks::{padding_bias, rotary_attention, run_layers, GatedFfn, Rope, RopeTables};
 use super::weights::{LayerNorm, Linear, Weights};
 use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, GatedLayerNames};
@@ -27,14 +26,7 @@ impl Layer {
             qkv: w.linear_no_bias(&n.qkv)?,
             attention_out: w.linear_no_bias(&n.attention_out)?,
             attention_norm: w.layer_norm(&n.attention_norm, eps)?,
-            ffn: GatedFfn {
-                projection: GateProjection::Separate {
-                    up: w.linear_no_bias(&n.up)?,
-                    gate: w.linear_no_bias(&n.gate)?,
-                },
-                down: w.linear_no_bias(&n.down)?,
-                act: GateActivation::Silu,
-            },
+            ffn: GatedFfn::swiglu(w, &n.up, &n.gate, &n.down)?,
             output_norm: w.layer_norm(&n.output_norm, eps)?,
         })
     }
@@ -77,9 +69,13 @@ impl NomicBert {
             .broadcast_add(&self.token_type0)?;
         let x = self.embeddings_norm.forward(&x)?;
         let rope = self.rope.tables(ids.dim(1)?)?;
-        run_layers(x, mask, &self.layers, visit, |l, x, bias| {
-            self.layer_forward(l, x, bias, &rope)
-        })
+        run_layers(
+            x,
+            &padding_bias(mask)?,
+            &self.layers,
+            visit,
+            |l, x, bias| self.layer_forward(l, x, bias, &rope),
+        )
     }
 
     fn layer_forward(

@@ -9,9 +9,8 @@ use anyhow::{anyhow, Result};
 use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
-use super::activation::GateActivation;
 use super::blocks::{
-    attention, causal_bias, padding_bias, repeat_kv, split_heads, GateProjection, GatedFfn, Rope,
+    attention, causal_bias, padding_bias, repeat_kv, run_layers, split_heads, GatedFfn, Rope,
     RopeTables,
 };
 use super::weights::{Linear, RmsNorm, Weights};
@@ -29,10 +28,12 @@ struct Layer {
     attention_out: Linear,
     ffn_norm: RmsNorm,
     ffn: GatedFfn,
+    /// The final norm follows this layer.
+    last: bool,
 }
 
 impl Layer {
-    fn load(w: &Weights, n: &DecoderLayerNames, eps: f64) -> Result<Self> {
+    fn load(w: &Weights, n: &DecoderLayerNames, eps: f64, last: bool) -> Result<Self> {
         Ok(Self {
             attention_norm: w.rms_norm(&n.attention_norm, eps)?,
             query: w.linear_no_bias(&n.query)?,
@@ -42,14 +43,8 @@ impl Layer {
             key_norm: w.rms_norm(&n.key_norm, eps)?,
             attention_out: w.linear_no_bias(&n.attention_out)?,
             ffn_norm: w.rms_norm(&n.ffn_norm, eps)?,
-            ffn: GatedFfn {
-                projection: GateProjection::Separate {
-                    up: w.linear_no_bias(&n.up)?,
-                    gate: w.linear_no_bias(&n.gate)?,
-                },
-                down: w.linear_no_bias(&n.down)?,
-                act: GateActivation::Silu,
-            },
+            ffn: GatedFfn::swiglu(w, &n.up, &n.gate, &n.down)?,
+            last,
         })
     }
 }
@@ -70,7 +65,14 @@ impl Qwen3 {
             .rope_theta
             .ok_or_else(|| anyhow!("model config: qwen3 needs a rotary base"))?;
         let layers = (0..cfg.num_hidden_layers)
-            .map(|i| Layer::load(w, &DecoderLayerNames::qwen3(i), eps))
+            .map(|i| {
+                Layer::load(
+                    w,
+                    &DecoderLayerNames::qwen3(i),
+                    eps,
+                    i + 1 == cfg.num_hidden_layers,
+                )
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             words,
@@ -89,16 +91,14 @@ impl Qwen3 {
         let seq = ids.dim(1)?;
         let rope = self.rope.tables(seq)?;
         let bias = padding_bias(mask)?.broadcast_add(&causal_bias(seq)?)?;
-        let mut x = self.words.embedding(ids)?;
-        visit(0, &x)?;
-        for (i, l) in self.layers.iter().enumerate() {
-            x = self.layer_forward(l, &x, &bias, &rope)?;
-            if i + 1 == self.layers.len() {
-                x = self.final_norm.forward(&x)?;
+        let x = self.words.embedding(ids)?;
+        run_layers(x, &bias, &self.layers, visit, |l, x, bias| {
+            let y = self.layer_forward(l, x, bias, &rope)?;
+            match l.last {
+                true => self.final_norm.forward(&y),
+                false => Ok(y),
             }
-            visit(i + 1, &x)?;
-        }
-        Ok(x)
+        })
     }
 
     fn layer_forward(
