@@ -2,8 +2,9 @@
 //! are, truncated at 256 tokens as sentence-transformers does, they match its embeddings; the
 //! random-initialised nomic-bert and ModernBERT checkpoints match transformers' embeddings of
 //! the same texts (ModernBERT's also of texts past its local window), on the CPU and on WebGPU
-//! (SwiftShader); Qwen3-Embedding's decoder (causal, grouped-query, last-token pooling) on
-//! the CPU.
+//! (SwiftShader); Qwen3-Embedding's decoder (causal, grouped-query, last-token pooling) and
+//! EmbeddingGemma's (bidirectional Gemma 3 blocks, a SentencePiece vocabulary, a Dense head)
+//! on the CPU.
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
@@ -150,6 +151,18 @@ async fn qwen3_f32_file_in_the_browser_matches_transformers() {
 #[wasm_bindgen_test]
 async fn qwen3_q8_0_file_in_the_browser_matches_transformers() {
     let min = random_min_cosine("qwen3", "q8_0").await;
+    assert!(min >= 0.999, "{min}");
+}
+
+#[wasm_bindgen_test]
+async fn gemma_embedding_f32_file_in_the_browser_matches_transformers() {
+    let min = random_min_cosine("gemma-embedding", "f32").await;
+    assert!(min >= 0.9999, "{min}");
+}
+
+#[wasm_bindgen_test]
+async fn gemma_embedding_q8_0_file_in_the_browser_matches_transformers() {
+    let min = random_min_cosine("gemma-embedding", "q8_0").await;
     assert!(min >= 0.999, "{min}");
 }
 

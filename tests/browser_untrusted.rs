@@ -23,6 +23,10 @@ const LLAMA: &str = "/tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf"
 const NOMIC: &str = "/tests/artifacts/llama/nomic-bert.q8_0.gguf";
 /// The random ModernBERT checkpoint: byte-level BPE, pre-norm, local layers.
 const MODERN: &str = "/tests/artifacts/llama/modern-bert.q8_0.gguf";
+/// The random Qwen3-Embedding and EmbeddingGemma checkpoints: the decoder-built layouts
+/// (grouped-query heads; Qwen's byte-level BPE, Gemma's SentencePiece BPE and Dense head).
+const QWEN3: &str = "/tests/artifacts/llama/qwen3.q8_0.gguf";
+const GEMMA: &str = "/tests/artifacts/llama/gemma-embedding.q8_0.gguf";
 /// Our multilingual file: a SentencePiece Unigram tokenizer with the Precompiled charsmap.
 const E5: &str = "/www/models/multilingual-e5-small.q4_0.gguf";
 
@@ -156,7 +160,7 @@ async fn crafted_files_fail_with_a_code_and_the_instance_still_scores() {
 const MUTATIONS: u64 = 150;
 
 /// Seeded mutations of our files (MiniLM, multilingual-e5-small with its Unigram vocabulary)
-/// and llama.cpp's (MiniLM, nomic-bert, ModernBERT) through
+/// and llama.cpp's (MiniLM, nomic-bert, ModernBERT, Qwen3, EmbeddingGemma) through
 /// `Model::load` and `embed`: each embeds
 /// a vector of the model's size or fails with a JS Error with a code; then this instance, which
 /// a panic would have aborted, still scores a pair as before.
@@ -172,6 +176,13 @@ async fn mutated_files_load_and_embed_or_fail_with_a_code() {
         ("llama.cpp q8_0", llama, 22, MUTATIONS),
         ("nomic-bert q8_0", fetch(NOMIC).await, 23, MUTATIONS),
         ("modern-bert q8_0", fetch(MODERN).await, 24, MUTATIONS),
+        ("qwen3 q8_0", fetch(QWEN3).await, 26, MUTATIONS / 2),
+        (
+            "gemma-embedding q8_0",
+            fetch(GEMMA).await,
+            27,
+            MUTATIONS / 2,
+        ),
         // A 250,002-piece Unigram vocabulary, 76 MB: each case copies and parses it (~0.5 s).
         ("multilingual-e5-small q4_0", fetch(E5).await, 25, 40),
     ] {

@@ -50,6 +50,10 @@ fn qwen3() -> Vec<u8> {
     common::RandomEncoder::load("qwen3").bytes("q8_0")
 }
 
+fn gemma() -> Vec<u8> {
+    common::RandomEncoder::load("gemma-embedding").bytes("q8_0")
+}
+
 /// llama.cpp's XLM-R file of multilingual-e5-small (f16, `t5` Unigram vocabulary; made by
 /// `./build.sh fixtures`): the crafted tokenizer cases only (242 MB is too large to mutate).
 fn xlm_r() -> Vec<u8> {
@@ -379,6 +383,7 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("nomic-bert q8_0", &nomic(), 35, GATE_HEADERS),
         headers("modern-bert q8_0", &modern(), 36, GATE_HEADERS),
         headers("qwen3 q8_0", &qwen3(), 37, GATE_HEADERS),
+        headers("gemma-embedding q8_0", &gemma(), 38, GATE_HEADERS),
         whole_files("ours q8_0", ours, 1, GATE_MINILM),
         whole_files("llama.cpp q8_0", llama, 2, GATE_LLAMA),
         whole_files(
@@ -402,19 +407,20 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         whole_files("nomic-bert q8_0", nomic(), 6, GATE_NOMIC),
         whole_files("modern-bert q8_0", modern(), 7, GATE_NOMIC),
         whole_files("qwen3 q8_0", qwen3(), 8, GATE_NOMIC),
+        whole_files("gemma-embedding q8_0", gemma(), 9, GATE_NOMIC),
     ];
     let total = finish("gate", &parts, start);
     assert!(total.tried >= 3_000, "{} cases", total.tried);
     assert!(parts.iter().all(|t| t.parsed > 0));
-    assert!(parts[6..].iter().all(|t| t.embedded > 0));
+    assert!(parts[7..].iter().all(|t| t.embedded > 0));
 }
 
 /// Whole-file cases of the gate (MiniLM q8_0, llama.cpp q8_0, each of the others).
 const GATE_MINILM: usize = 120;
 const GATE_LLAMA: usize = 60;
 const GATE_SMALL: usize = 15;
-/// The random nomic-bert, ModernBERT and Qwen3 checkpoints are small (3–4 layers of 128): more of
-/// their files fit.
+/// The random nomic-bert, ModernBERT, Qwen3 and EmbeddingGemma checkpoints are small (3–6
+/// layers of 128): more of their files fit.
 const GATE_NOMIC: usize = 60;
 
 /// The full tier: more than 1,000 whole files, on every kind of file (other seeds than the
@@ -432,6 +438,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("nomic-bert q8_0", &nomic(), 135, FULL_HEADERS),
         headers("modern-bert q8_0", &modern(), 136, FULL_HEADERS),
         headers("qwen3 q8_0", &qwen3(), 137, FULL_HEADERS),
+        headers("gemma-embedding q8_0", &gemma(), 138, FULL_HEADERS),
         whole_files("ours q8_0", ours, 11, 1_000),
         whole_files("llama.cpp q8_0", llama, 12, 800),
         whole_files(
@@ -457,6 +464,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         whole_files("nomic-bert q8_0", nomic(), 18, 300),
         whole_files("modern-bert q8_0", modern(), 19, 300),
         whole_files("qwen3 q8_0", qwen3(), 20, 300),
+        whole_files("gemma-embedding q8_0", gemma(), 21, 300),
     ];
     let total = finish("full", &parts, start);
     assert!(total.tried >= 10_000, "{} cases", total.tried);
@@ -632,6 +640,34 @@ fn crafted_files_name_their_problem() {
             "'blk.1.attn_k.weight' has shape [256, 128], the config says [128, 128]",
         ),
         (
+            "EmbeddingGemma without its window",
+            crafted::drop_metadata(&gemma(), "gemma-embedding.attention.sliding_window"),
+            "missing metadata 'gemma-embedding.attention.sliding_window'",
+        ),
+        (
+            "an EmbeddingGemma Dense head that does not map back to the hidden size",
+            crafted::set_metadata(&gemma(), "gemma-embedding.dense_3_feat_out", Value::U32(64)),
+            "a Dense head of 128 → 512 and 512 → 64",
+        ),
+        (
+            "EmbeddingGemma Dense tensors the metadata does not size",
+            crafted::drop_metadata(&gemma(), "gemma-embedding.dense_2_feat_out"),
+            "it holds 'dense_2.weight' but its metadata gives the Dense head no widths",
+        ),
+        (
+            "an EmbeddingGemma Dense head of the wrong width",
+            crafted::set_metadata(
+                &crafted::set_metadata(
+                    &gemma(),
+                    "gemma-embedding.dense_2_feat_out",
+                    Value::U32(256),
+                ),
+                "gemma-embedding.dense_3_feat_in",
+                Value::U32(256),
+            ),
+            "'dense_2.weight' has shape [512, 128], the config says [256, 128]",
+        ),
+        (
             "a ModernBERT start token outside the vocabulary",
             crafted::set_metadata(
                 &modern(),
@@ -779,6 +815,10 @@ fn every_shipped_and_llama_cpp_file_passes_the_checks() {
         "tests/artifacts/llama/modern-bert.f16.gguf",
         "tests/artifacts/llama/modern-bert.f32.gguf",
         "tests/artifacts/llama/modern-bert.q4_0.gguf",
+        "tests/artifacts/llama/gemma-embedding.q8_0.gguf",
+        "tests/artifacts/llama/gemma-embedding.f16.gguf",
+        "tests/artifacts/llama/gemma-embedding.f32.gguf",
+        "tests/artifacts/llama/gemma-embedding.q4_0.gguf",
     ] {
         let file = std::fs::File::open(common::root().join(path)).unwrap();
         let total = file.metadata().unwrap().len() as usize;

@@ -3,7 +3,8 @@
 //! converted by the pinned llama.cpp converter, their embeddings of the 82 fixture texts (and,
 //! for ModernBERT, of texts past its local window) made by transformers with
 //! sentence-transformers' mean pooling, or for Qwen3-Embedding's decoder its last-token
-//! pooling (`./build.sh fixtures`). Natively (the same checks in
+//! pooling, or for EmbeddingGemma its mean through the two Dense modules (`./build.sh
+//! fixtures`). Natively (the same checks in
 //! Chromium: tests/browser_llama.rs).
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -52,7 +53,8 @@ fn texts_are_told_apart(reference: &RandomEncoder) {
         "{}: max cosine between two of the first 20 texts = {max:.4}",
         reference.architecture
     );
-    // measured 0.9386 (nomic-bert), 0.9420 (modern-bert), 0.5448 (qwen3).
+    // measured 0.9386 (nomic-bert), 0.9420 (modern-bert), 0.5448 (qwen3), 0.6156
+    // (gemma-embedding).
     assert!(max < 0.98, "{max}");
 }
 
@@ -237,20 +239,24 @@ fn modern_bert_q4_0_matches_transformers() {
     holds("modern-bert", "q4_0", 0.975);
 }
 
+/// The decoder-built fixtures' heads: 4 query heads of 64 share 2 key/value heads (widths of
+/// their own, not the hidden size's).
+fn four_heads_share_two(file: &ModelFile) {
+    let config = &file.config;
+    let heads = (
+        config.num_attention_heads,
+        config.kv_heads(),
+        config.head_dim(),
+    );
+    assert_eq!(heads, (4, 2, 64));
+    assert_eq!((file.info.query_width, file.info.kv_width), (256, 128));
+}
+
 #[test]
 fn qwen3_file_describes_itself() {
     let (reference, file) = q8_0_file("qwen3", "last", (128, 3, 256));
     let (info, config) = (&file.info, &file.config);
-    // 4 query heads of 64 share 2 key/value heads: widths of their own, not the hidden size.
-    assert_eq!(
-        (
-            config.num_attention_heads,
-            config.kv_heads(),
-            config.head_dim()
-        ),
-        (4, 2, 64)
-    );
-    assert_eq!((info.query_width, info.kv_width), (256, 128));
+    four_heads_share_two(&file);
     assert_eq!(info.max_seq_length, 2048);
     assert_eq!(config.hidden_act, "swiglu");
     assert_eq!(config.rope_theta, Some(1_000_000.0));
@@ -295,6 +301,67 @@ fn qwen3_q8_0_matches_transformers() {
 fn qwen3_q4_0_matches_transformers() {
     // measured 0.8480622 (every matrix and the token table in 4 bits): a margin of 0.01.
     holds("qwen3", "q4_0", 0.838);
+}
+
+#[test]
+fn gemma_embedding_file_describes_itself() {
+    let (reference, file) = q8_0_file("gemma-embedding", "mean", (128, 6, 256));
+    let (info, config) = (&file.info, &file.config);
+    four_heads_share_two(&file);
+    assert_eq!(config.hidden_act, "geglu_tanh");
+    assert_eq!(
+        (config.rope_theta, config.local_rope_theta),
+        (Some(1_000_000.0), Some(10_000.0))
+    );
+    // Five local layers with a window of 16, then the global one.
+    assert_eq!(config.local_attention, Some(16));
+    let global: Vec<bool> = (0..6).map(|i| config.is_global_layer(i)).collect();
+    assert_eq!(global, [false, false, false, false, false, true]);
+    assert_eq!(config.dense_head_width, Some(512));
+    assert_eq!(info.max_seq_length, 2048);
+    // <bos> text <eos>, as the reference tokenizer has them.
+    let tokenizer = tokenizer_of(&file);
+    let ids = tokenizer.encode("Tom likes you").unwrap();
+    let (first, last) = (
+        reference.items[0].ids[0],
+        *reference.items[0].ids.last().unwrap(),
+    );
+    assert_eq!((ids[0], *ids.last().unwrap()), (first, last));
+    let long = reference.items.iter().filter(|i| i.ids.len() > 17).count();
+    assert!(long >= 2, "{long} texts past the window");
+    texts_are_told_apart(&reference);
+}
+
+/// The SentencePiece BPE rebuilt from the file's pieces (merges from the vocabulary, byte
+/// fallback, no dummy prefix) gives the ids of the model's own tokenizer (transformers'
+/// conversion of the `sentencepiece` model).
+#[test]
+fn gemma_embedding_tokenizer_gives_transformers_ids_on_every_sr_text() {
+    tokenizer_gives_transformers_ids_on_every_sr_text("gemma-embedding");
+}
+
+#[test]
+fn gemma_embedding_f32_matches_transformers() {
+    // measured 1.0000000; without the local layers' window 0.6874.
+    holds("gemma-embedding", "f32", 0.9999);
+}
+
+#[test]
+fn gemma_embedding_f16_matches_transformers() {
+    // measured 0.9999991.
+    holds("gemma-embedding", "f16", 0.9999);
+}
+
+#[test]
+fn gemma_embedding_q8_0_matches_transformers() {
+    // measured 0.9996635 (the Dense head in q8_0 too); the LLM embedders' acceptance.
+    holds("gemma-embedding", "q8_0", 0.999);
+}
+
+#[test]
+fn gemma_embedding_q4_0_matches_transformers() {
+    // measured 0.9003981 (every matrix and the token table in 4 bits): a margin of 0.01.
+    holds("gemma-embedding", "q4_0", 0.89);
 }
 
 /// `architecture`'s `dtype` file on the GPU (lavapipe here; f32 activations, as Chromium's

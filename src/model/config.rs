@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
 /// Hyper-parameters shared by BERT-like encoders (BERT, MPNet, nomic-bert, ModernBERT) and the
-/// decoder-built embedders (Qwen3-Embedding).
+/// decoder-built embedders (Qwen3-Embedding, EmbeddingGemma).
 #[derive(Debug, Clone, Deserialize)]
 pub struct EncoderConfig {
     pub vocab_size: usize,
@@ -29,15 +29,18 @@ pub struct EncoderConfig {
     /// instead of a position table being added to the embeddings.
     #[serde(default)]
     pub rope_theta: Option<f64>,
-    /// ModernBERT: the local layers' attention window in tokens (each token sees
-    /// `local_attention / 2` either side), their rotary base, and the period of the global
-    /// layers (layer `i` is global when `i % n == 0`).
+    /// ModernBERT, EmbeddingGemma: the local layers' attention window in tokens (each token
+    /// sees `local_attention / 2` either side), their rotary base, and the period of the
+    /// global layers (layer `i` is global when `i % n == 0`; with `global_layer_last`, when
+    /// `(i + 1) % n == 0`, as Gemma 3's five local layers before each global one).
     #[serde(default)]
     pub local_attention: Option<usize>,
     #[serde(default)]
     pub local_rope_theta: Option<f64>,
     #[serde(default)]
     pub global_attn_every_n_layers: Option<usize>,
+    #[serde(default)]
+    pub global_layer_last: bool,
     /// Grouped-query attention (Qwen3): the key/value heads, each shared by
     /// `num_attention_heads / num_key_value_heads` query heads; absent: one per query head.
     #[serde(default)]
@@ -46,6 +49,10 @@ pub struct EncoderConfig {
     /// (Qwen3-Embedding-0.6B: 128 with 16 heads of a 1024 hidden size).
     #[serde(default, alias = "head_dim")]
     pub head_size: Option<usize>,
+    /// EmbeddingGemma: the middle width of sentence-transformers' Dense head after pooling
+    /// (hidden → width → hidden, 3,072 for the 300m); absent: no head.
+    #[serde(default)]
+    pub dense_head_width: Option<usize>,
 }
 
 fn default_act() -> String {
@@ -94,6 +101,11 @@ impl EncoderConfig {
                 self.num_attention_heads
             );
         }
+        if let Some(w) = self.dense_head_width {
+            if !(1..=65536).contains(&w) {
+                bail!("model config: the Dense head's width {w} is outside 1..=65536");
+            }
+        }
         if let Some(kv) = self.num_key_value_heads {
             if kv == 0 || !self.num_attention_heads.is_multiple_of(kv) {
                 bail!(
@@ -102,9 +114,9 @@ impl EncoderConfig {
                 );
             }
         }
-        if !["gelu", "swiglu", "geglu"].contains(&self.hidden_act.as_str()) {
+        if !["gelu", "swiglu", "geglu", "geglu_tanh"].contains(&self.hidden_act.as_str()) {
             bail!(
-                "model config: unsupported activation '{}' (gelu, swiglu or geglu)",
+                "model config: unsupported activation '{}' (gelu, swiglu, geglu or geglu_tanh)",
                 self.hidden_act
             );
         }
@@ -134,9 +146,10 @@ impl EncoderConfig {
         Ok(())
     }
 
-    /// Is layer `i` a global one (every layer but ModernBERT's local ones)?
+    /// Is layer `i` a global one (every layer but ModernBERT's and Gemma's local ones)?
     pub fn is_global_layer(&self, i: usize) -> bool {
         match (self.local_attention, self.global_attn_every_n_layers) {
+            (Some(_), Some(n)) if self.global_layer_last => (i + 1).is_multiple_of(n),
             (Some(_), Some(n)) => i.is_multiple_of(n),
             _ => true,
         }
@@ -145,12 +158,13 @@ impl EncoderConfig {
     /// The parts `architecture` is built of must be the ones this config names: BERT and MPNet
     /// have a GELU feed-forward and a position table, nomic-bert a SwiGLU one and rotary
     /// positions, ModernBERT a GeGLU (or SwiGLU) one, rotary positions and local layers, Qwen3
-    /// a SwiGLU one and rotary positions; only Qwen3 has grouped-query attention or a head
-    /// size of its own (anything else would run the wrong arithmetic without an error).
+    /// a SwiGLU one and rotary positions, EmbeddingGemma a tanh GeGLU one, rotary positions
+    /// and local layers; only the decoder-built ones have grouped-query attention or a head
+    /// size of their own (anything else would run the wrong arithmetic without an error).
     pub fn check_architecture(&self, architecture: &str) -> Result<()> {
         let grouped =
             self.kv_heads() != self.num_attention_heads || self.query_width() != self.hidden_size;
-        if grouped && architecture != "qwen3" {
+        if grouped && !matches!(architecture, "qwen3" | "gemma-embedding") {
             bail!(
                 "model config: a {architecture} model has one key/value head per query head \
                  and heads of hidden_size / num_attention_heads"
@@ -159,6 +173,7 @@ impl EncoderConfig {
         let (acts, rotary, local): (&[&str], _, _) = match architecture {
             "nomic-bert" | "qwen3" => (&["swiglu"], true, false),
             "modern-bert" => (&["geglu", "swiglu"], true, true),
+            "gemma-embedding" => (&["geglu_tanh"], true, true),
             _ => (&["gelu"], false, false),
         };
         if !acts.contains(&self.hidden_act.as_str()) {

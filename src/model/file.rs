@@ -315,7 +315,7 @@ impl Header {
                 names::weight(&GatedLayerNames::nomic_bert(0).qkv)
             } else if info.architecture == "modern-bert" {
                 names::weight(&PreNormLayerNames::modern_bert(0).qkv)
-            } else if info.architecture == "qwen3" {
+            } else if matches!(info.architecture.as_str(), "qwen3" | "gemma-embedding") {
                 names::weight(&DecoderLayerNames::qwen3(0).query)
             } else {
                 layout.file_name("encoder.layer.0.attention.self.query.weight")

@@ -1,8 +1,9 @@
 //! Embedding GGUFs written by llama.cpp's converter (`general.architecture = bert`,
-//! `nomic-bert`, `modern-bert` or `qwen3`): their hyper-parameters under `<architecture>.*`,
-//! tensors named `token_embd`, `blk.N.attn_q`, …, and the vocabulary as `tokenizer.ggml.*`:
-//! WordPiece in llama.cpp's "phantom space" spelling, XLM-R's SentencePiece Unigram (`t5`:
-//! tokens, scores, the precompiled charsmap), or byte-level BPE (tokens and merges). Read into the
+//! `nomic-bert`, `modern-bert`, `qwen3` or `gemma-embedding`): their hyper-parameters under
+//! `<architecture>.*`, tensors named `token_embd`, `blk.N.attn_q`, …, and the vocabulary as
+//! `tokenizer.ggml.*`: WordPiece in llama.cpp's "phantom space" spelling, XLM-R's SentencePiece
+//! Unigram (`t5`: tokens, scores, the precompiled charsmap), byte-level BPE (tokens and
+//! merges), or SentencePiece BPE (`llama`: tokens and scores, Gemma's). Read into the
 //! same [`EncoderConfig`] and tokenizer JSON as our own files; a `bert` file runs on every
 //! backend unchanged.
 
@@ -15,6 +16,9 @@ use crate::error::{coded, ErrorCode};
 
 /// llama.cpp's token type for control tokens ([CLS], [SEP], …): kept as they are.
 const CONTROL: i64 = 3;
+/// llama.cpp's token type for a SentencePiece vocabulary's user-defined pieces: matched whole,
+/// before the model, as control tokens are, but plain text.
+const USER_DEFINED: i64 = 4;
 /// Marks a word-start piece in llama.cpp's vocabulary (a continuation piece has no mark).
 const WORD_START: char = '\u{2581}';
 
@@ -24,15 +28,23 @@ pub(super) fn is_llama_file(meta: &Metadata) -> bool {
 }
 
 /// The llama.cpp architectures we run (`general.architecture`), each with the vocabulary its
-/// files carry (`tokenizer.ggml.model`: `bert` = WordPiece, `gpt2` = byte-level BPE).
-pub const ARCHITECTURES: [&str; 4] = ["bert", "nomic-bert", "modern-bert", "qwen3"];
+/// files carry (`tokenizer.ggml.model`: `bert` = WordPiece, `gpt2` = byte-level BPE, `llama` =
+/// SentencePiece BPE).
+pub const ARCHITECTURES: [&str; 5] = [
+    "bert",
+    "nomic-bert",
+    "modern-bert",
+    "qwen3",
+    "gemma-embedding",
+];
 
 /// The vocabularies (`tokenizer.ggml.model`) we rebuild for each architecture: WordPiece
 /// (`bert`), SentencePiece Unigram (`t5`: XLM-R's, in multilingual BERT-family files), byte-level
-/// BPE (`gpt2`).
+/// BPE (`gpt2`), SentencePiece BPE (`llama`: Gemma's).
 fn vocabularies_of(architecture: &str) -> &'static [&'static str] {
     match architecture {
         "modern-bert" | "qwen3" => &["gpt2"],
+        "gemma-embedding" => &["llama"],
         "nomic-bert" => &["bert"],
         _ => &["bert", "t5"],
     }
@@ -63,7 +75,8 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
             ErrorCode::UnsupportedArchitecture,
             format!(
                 "llama.cpp file with architecture '{architecture}': the embedding models we run \
-                 are {} (MiniLM, bge, e5, gte, arctic-embed, nomic-embed-text, ModernBERT …)",
+                 are {} (MiniLM, bge, e5, gte, arctic-embed, nomic-embed-text, ModernBERT, \
+                 Qwen3-Embedding, EmbeddingGemma …)",
                 ARCHITECTURES.join(", ")
             ),
         ));
@@ -75,14 +88,17 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
             format!(
                 "llama.cpp {architecture} file with a '{vocabulary}' vocabulary: we read \
                  {architecture} files with {} (WordPiece 'bert' or XLM-R's Unigram 't5' for \
-                 bert, 'bert' for nomic-bert, byte-level BPE 'gpt2' for modern-bert and qwen3)",
+                 bert, 'bert' for nomic-bert, byte-level BPE 'gpt2' for modern-bert and qwen3, \
+                 SentencePiece BPE 'llama' for gemma-embedding)",
                 vocabularies_of(&architecture).join(" or ")
             ),
         ));
     }
     let key = |k: &str| format!("{architecture}.{k}");
-    // A decoder-built embedder is causal by design; an encoder that is causal is not one.
+    // A decoder-built embedder is causal by design (Qwen3); an encoder that is causal is not
+    // one. EmbeddingGemma is built of decoder blocks but reads both ways, as llama.cpp runs it.
     let decoder = architecture == "qwen3";
+    let gemma = architecture == "gemma-embedding";
     if !decoder && meta.bool(&key("attention.causal")).unwrap_or(false) {
         bail!("llama.cpp file: a causal {architecture} model is not a sentence encoder we run");
     }
@@ -96,9 +112,14 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         );
     }
     let modern = architecture == "modern-bert";
-    let rotary = modern || decoder || architecture == "nomic-bert";
+    let rotary = modern || decoder || gemma || architecture == "nomic-bert";
+    // Local layers with a window (ModernBERT's, Gemma 3's) and grouped-query heads (the
+    // decoder-built ones').
+    let windowed = modern || gemma;
+    let grouped = decoder || gemma;
     let hidden_act = match architecture.as_str() {
         "nomic-bert" | "qwen3" => "swiglu",
+        "gemma-embedding" => "geglu_tanh",
         // llama.cpp's graph: GeGLU unless the file says SiLU (Granite R2's SwiGLU).
         "modern-bert" => match meta.text(&key("hidden_activation")).ok().as_deref() {
             None | Some("gelu") => "geglu",
@@ -118,7 +139,7 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         intermediate_size: meta.size(&key("feed_forward_length"))?,
         hidden_act: hidden_act.into(),
         max_position_embeddings: meta.size(&key("context_length"))?,
-        type_vocab_size: if modern || decoder {
+        type_vocab_size: if modern || grouped {
             0
         } else {
             meta.size("tokenizer.ggml.token_type_count").unwrap_or(2)
@@ -135,35 +156,45 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         } else {
             None
         },
-        local_attention: if modern {
+        local_attention: if windowed {
             Some(meta.size(&key("attention.sliding_window"))?)
         } else {
             None
         },
-        // llama.cpp's default for the base of the local layers is the global one.
-        local_rope_theta: if modern {
+        // llama.cpp's default for the base of the local layers: ModernBERT's the global one,
+        // Gemma 3's 10,000.
+        local_rope_theta: if windowed {
             Some(
                 meta.float(&key("rope.freq_base_swa"))
+                    .or_else(|e| if gemma { Ok(10_000.0) } else { Err(e) })
                     .or_else(|_| meta.float(&key("rope.freq_base")))?,
             )
         } else {
             None
         },
-        global_attn_every_n_layers: if modern {
+        global_attn_every_n_layers: if windowed {
             Some(global_period(
                 meta,
                 &key("attention.sliding_window_pattern"),
+                if gemma { 6 } else { 3 },
             )?)
         } else {
             None
         },
-        num_key_value_heads: if decoder {
+        // Gemma 3: five local layers, then a global one.
+        global_layer_last: gemma,
+        num_key_value_heads: if grouped {
             Some(meta.size(&key("attention.head_count_kv"))?)
         } else {
             None
         },
-        head_size: if decoder {
+        head_size: if grouped {
             head_size(meta, &architecture)?
+        } else {
+            None
+        },
+        dense_head_width: if gemma {
+            dense_head(meta, &architecture)?
         } else {
             None
         },
@@ -216,7 +247,28 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         }
         Ok(special_token(first)?.or(special_token(second)?))
     };
-    let tokenizer_json = if vocabulary == "t5" {
+    let tokenizer_json = if vocabulary == "llama" {
+        // llama.cpp's SentencePiece defaults: bos before the text, no eos, no space prefix
+        // unless the file says so (Gemma's say add_space_prefix = false).
+        let flag = |k: &str, default: bool| meta.bool(k).unwrap_or(default);
+        let bos = if flag("tokenizer.ggml.add_bos_token", true) {
+            special_token("bos")?
+        } else {
+            None
+        };
+        let eos = if flag("tokenizer.ggml.add_eos_token", false) {
+            special_token("eos")?
+        } else {
+            None
+        };
+        sentencepiece_bpe_json(
+            &tokens,
+            &types,
+            flag("tokenizer.ggml.add_space_prefix", true),
+            bos.as_deref(),
+            eos.as_deref(),
+        )?
+    } else if vocabulary == "t5" {
         let unk = meta.size("tokenizer.ggml.unknown_token_id")?;
         let charsmap = match meta.get("tokenizer.ggml.precompiled_charsmap") {
             Some(_) => meta.bytes("tokenizer.ggml.precompiled_charsmap")?,
@@ -312,13 +364,42 @@ fn head_size(meta: &Metadata, architecture: &str) -> Result<Option<usize>> {
     Ok(Some(k))
 }
 
-/// The period of ModernBERT's global layers (`global_attn_every_n_layers`, which the converter
-/// writes as a number; 3 when absent, as in transformers and llama.cpp).
-fn global_period(meta: &Metadata, key: &str) -> Result<usize> {
+/// The period of the global layers (ModernBERT's `global_attn_every_n_layers`, which the
+/// converter writes as a number; when absent, `default`: 3 for ModernBERT and 6 for Gemma 3,
+/// as in transformers and llama.cpp).
+fn global_period(meta: &Metadata, key: &str, default: usize) -> Result<usize> {
     if meta.get(key).is_none() {
-        return Ok(3);
+        return Ok(default);
     }
     meta.size(key)
+}
+
+/// EmbeddingGemma's Dense head (`dense_2`: hidden → width, `dense_3`: width → hidden), whose
+/// widths the converter writes when the sentence-transformers folder had the modules; `None`
+/// when the file has none (its vectors are then the pooled states, as llama.cpp's).
+fn dense_head(meta: &Metadata, architecture: &str) -> Result<Option<usize>> {
+    let key = |dense: &str, end: &str| format!("{architecture}.{dense}_feat_{end}");
+    if meta.get(&key("dense_2", "out")).is_none() {
+        return Ok(None);
+    }
+    let hidden = meta.size(&format!("{architecture}.embedding_length"))?;
+    let width = meta.size(&key("dense_2", "out"))?;
+    let dims = [
+        meta.size(&key("dense_2", "in"))?,
+        meta.size(&key("dense_3", "in"))?,
+        meta.size(&key("dense_3", "out"))?,
+    ];
+    if dims != [hidden, width, hidden] {
+        bail!(
+            "llama.cpp {architecture} file: a Dense head of {} → {} and {} → {}; we run \
+             heads that map the hidden size {hidden} to {width} and back",
+            dims[0],
+            width,
+            dims[1],
+            dims[2]
+        );
+    }
+    Ok(Some(width))
 }
 
 /// How a byte-level BPE vocabulary splits text before the byte mapping.
@@ -381,6 +462,71 @@ fn bpe_json(
         "model": {"type": "BPE", "dropout": null, "unk_token": null,
             "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
             "byte_fallback": false, "ignore_merges": false, "vocab": Json::Object(vocab),
+            "merges": merges},
+    });
+    Ok(tokenizer.to_string())
+}
+
+/// The `tokenizers` JSON of a SentencePiece BPE pipeline over llama.cpp's `llama` vocabulary,
+/// as transformers converts Gemma's `tokenizer.model`: spaces become "▁" (after a "▁" before
+/// the text when `add_space_prefix`), the BPE model with byte fallback (`<0xNN>` pieces) and
+/// merges made from the vocabulary (every split of a piece into two pieces, ranked by the
+/// piece's id, then the split's position: SentencePiece's BPE ids follow its merge order),
+/// control and user-defined pieces matched whole, `start A end` around every text.
+fn sentencepiece_bpe_json(
+    tokens: &[String],
+    types: &[i64],
+    add_space_prefix: bool,
+    start: Option<&str>,
+    end: Option<&str>,
+) -> Result<String> {
+    let mut vocab = Map::new();
+    let mut added = Vec::new();
+    let mut unk = None;
+    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
+        match kind {
+            CONTROL => added.push(special_added_token(id, token)),
+            USER_DEFINED => added.push(json!({"id": id, "content": token, "single_word": false,
+                "lstrip": false, "rstrip": false, "normalized": false, "special": false})),
+            // llama.cpp's UNKNOWN.
+            2 if unk.is_none() => unk = Some(token.clone()),
+            _ => {}
+        }
+        vocab.entry(token.clone()).or_insert(json!(id));
+    }
+    let mut merges = Vec::new();
+    for (id, token) in tokens.iter().enumerate() {
+        // A repeated piece merges under its first id only, as the vocabulary keeps it.
+        if vocab.get(token) != Some(&json!(id)) {
+            continue;
+        }
+        for (split, _) in token.char_indices().skip(1) {
+            let (left, right) = token.split_at(split);
+            if vocab.contains_key(left) && vocab.contains_key(right) {
+                merges.push(json!([left, right]));
+            }
+        }
+    }
+    let mut normalizers = Vec::new();
+    if add_space_prefix {
+        normalizers.push(json!({"type": "Prepend", "prepend": WORD_START.to_string()}));
+    }
+    normalizers.push(json!({"type": "Replace", "pattern": {"String": " "},
+        "content": WORD_START.to_string()}));
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": {"type": "Sequence", "normalizers": normalizers},
+        "pre_tokenizer": null,
+        "post_processor": template(&vocab, start, end),
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": WORD_START.to_string()}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"}]},
+        "model": {"type": "BPE", "dropout": null, "unk_token": unk,
+            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": true,
+            "byte_fallback": true, "ignore_merges": false, "vocab": Json::Object(vocab),
             "merges": merges},
     });
     Ok(tokenizer.to_string())

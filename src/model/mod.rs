@@ -131,15 +131,25 @@ impl std::str::FromStr for Pooling {
     }
 }
 
-/// The architectures the engine runs (`general.architecture`; nomic-bert, modern-bert and qwen3
-/// from llama.cpp's files only).
-pub const ARCHITECTURES: [&str; 5] = ["bert", "mpnet", "nomic-bert", "modern-bert", "qwen3"];
+/// The architectures the engine runs (`general.architecture`; nomic-bert, modern-bert, qwen3
+/// and gemma-embedding from llama.cpp's files only).
+pub const ARCHITECTURES: [&str; 6] = [
+    "bert",
+    "mpnet",
+    "nomic-bert",
+    "modern-bert",
+    "qwen3",
+    "gemma-embedding",
+];
 
 /// The feed-forward's matrices per layer (of hidden × intermediate): in and out, and a gate in
-/// the gated ones (nomic-bert's and Qwen3's SwiGLU, ModernBERT's GeGLU, whose fused input
-/// matrix is two). What the FLOP counts and memory estimates multiply by.
+/// the gated ones (nomic-bert's and Qwen3's SwiGLU, ModernBERT's and Gemma's GeGLU, whose fused
+/// input matrix is two). What the FLOP counts and memory estimates multiply by.
 pub fn ffn_matrices(architecture: &str) -> usize {
-    if matches!(architecture, "nomic-bert" | "modern-bert" | "qwen3") {
+    if matches!(
+        architecture,
+        "nomic-bert" | "modern-bert" | "qwen3" | "gemma-embedding"
+    ) {
         3
     } else {
         2

@@ -161,10 +161,12 @@ impl PreNormLayerNames {
     }
 }
 
-/// The layers of a decoder-built embedder (Qwen3, llama.cpp's names): pre-RMSNorm,
-/// separate Q, K, V projections (grouped-query: K and V narrower), an RMSNorm over each query
-/// and key head, `x + out(attention(norm(x)))`, then `+ down(silu(gate(norm(x))) ⊙ up(norm(x)))`.
-/// No biases; the norms have a weight only.
+/// The layers of a decoder-built embedder (Qwen3, EmbeddingGemma; llama.cpp's names):
+/// pre-RMSNorm, separate Q, K, V projections (grouped-query: K and V narrower), an RMSNorm over
+/// each query and key head, `x + out(attention(norm(x)))`, then
+/// `+ down(act(gate(norm(x))) ⊙ up(norm(x)))`; Gemma 3 normalises each branch's output once
+/// more before it is added (`post_attention_norm`, `post_ffn_norm`). No biases; the norms have
+/// a weight only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecoderLayerNames {
     pub attention_norm: String,
@@ -179,6 +181,8 @@ pub struct DecoderLayerNames {
     pub gate: String,
     pub up: String,
     pub down: String,
+    pub post_attention_norm: Option<String>,
+    pub post_ffn_norm: Option<String>,
 }
 
 impl DecoderLayerNames {
@@ -196,9 +200,24 @@ impl DecoderLayerNames {
             gate: at("ffn_gate"),
             up: at("ffn_up"),
             down: at("ffn_down"),
+            post_attention_norm: None,
+            post_ffn_norm: None,
+        }
+    }
+
+    /// Gemma 3's layer (EmbeddingGemma): Qwen3's parts plus the two post-norms.
+    pub fn gemma(i: usize) -> Self {
+        Self {
+            post_attention_norm: Some(format!("blk.{i}.post_attention_norm")),
+            post_ffn_norm: Some(format!("blk.{i}.post_ffw_norm")),
+            ..Self::qwen3(i)
         }
     }
 }
+
+/// sentence-transformers' two Dense modules after EmbeddingGemma's pooling (hidden → 4·hidden
+/// → hidden, no bias, no activation), as llama.cpp's converter names them.
+pub const DENSE_HEAD: [&str; 2] = ["dense_2", "dense_3"];
 
 /// The norm after the last layer (ModernBERT's `final_norm`, Qwen3's `norm`).
 pub const OUTPUT_NORM: &str = "output_norm";

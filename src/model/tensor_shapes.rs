@@ -21,7 +21,10 @@ pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(Str
         return modern_bert_shapes(c);
     }
     if architecture == "qwen3" {
-        return qwen3_shapes(c);
+        return decoder_shapes(c, DecoderLayerNames::qwen3);
+    }
+    if architecture == "gemma-embedding" {
+        return decoder_shapes(c, DecoderLayerNames::gemma);
     }
     let (h, inner) = (c.hidden_size, c.intermediate_size);
     let mut shapes = vec![
@@ -114,9 +117,13 @@ fn modern_bert_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
     shapes
 }
 
-/// Qwen3: pre-RMSNorm decoder layers, grouped-query projections, per-head q/k norms, SwiGLU,
-/// a final norm; no biases, no position table (rotary positions).
-fn qwen3_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
+/// Qwen3, EmbeddingGemma: pre-RMSNorm decoder layers, grouped-query projections, per-head q/k
+/// norms, a gated feed-forward, a final norm (Gemma: post-norms too, and the Dense head after
+/// pooling when the file has one); no biases, no position table (rotary positions).
+fn decoder_shapes(
+    c: &EncoderConfig,
+    layer_names: fn(usize) -> DecoderLayerNames,
+) -> Vec<(String, Vec<usize>)> {
     let (h, inner, q, kv) = (
         c.hidden_size,
         c.intermediate_size,
@@ -128,7 +135,13 @@ fn qwen3_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
         (names::weight(names::OUTPUT_NORM), vec![h]),
     ];
     for i in 0..c.num_hidden_layers {
-        let l = DecoderLayerNames::qwen3(i);
+        let l = layer_names(i);
+        for post in [&l.post_attention_norm, &l.post_ffn_norm]
+            .into_iter()
+            .flatten()
+        {
+            shapes.push((names::weight(post), vec![h]));
+        }
         for (prefix, dims) in [
             (&l.attention_norm, vec![h]),
             (&l.query, vec![q, h]),
@@ -144,6 +157,11 @@ fn qwen3_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
         ] {
             shapes.push((names::weight(prefix), dims));
         }
+    }
+    if let Some(width) = c.dense_head_width {
+        let [up, down] = names::DENSE_HEAD;
+        shapes.push((names::weight(up), vec![width, h]));
+        shapes.push((names::weight(down), vec![h, width]));
     }
     shapes
 }
@@ -173,6 +191,16 @@ pub(super) fn check(
                 bail!(
                     "the model file is corrupt: tensor '{name}' has shape {dims:?}, the config \
                      says {expected:?}"
+                );
+            }
+        }
+    }
+    // A Dense head the metadata does not size would be left out of every vector unseen.
+    if config.dense_head_width.is_none() {
+        for dense in names::DENSE_HEAD {
+            if let (name, Some(_)) = dims_of(&names::weight(dense)) {
+                bail!(
+                    "the model file is corrupt: it holds '{name}' but its metadata gives the Dense head no widths"
                 );
             }
         }

@@ -1,7 +1,8 @@
 // End-to-end test of the architectures beyond BERT in the page: the random nomic-bert,
-// ModernBERT and Qwen3 checkpoints (build.sh fixtures: transformers' NomicBertModel,
-// ModernBertModel and Qwen3Model converted by llama.cpp's converter) picked with the file
-// input, as a user drops nomic-embed-text, modernbert-embed or Qwen3-Embedding: their info, a
+// ModernBERT, Qwen3 and EmbeddingGemma checkpoints (build.sh fixtures: transformers'
+// NomicBertModel, ModernBertModel, Qwen3Model and Gemma3TextModel converted by llama.cpp's
+// converter) picked with the file input, as a user drops nomic-embed-text, modernbert-embed,
+// Qwen3-Embedding or EmbeddingGemma: their info, a
 // pair's cosine and the quick split equal the native CLI's on the same file. The f32 files: the page's 16-bit × q8_0 kernel
 // and the CLI's f32 products of the same q8_0 weights differ by 2·10⁻⁵ in a cosine of this
 // random checkpoint (its weights are ten times a trained model's scale) and by 0.02 in a quick
@@ -30,6 +31,8 @@ const ENCODERS = [
   // A decoder: causal attention, grouped-query heads, last-token pooling (and no WebGPU
   // kernels yet: the page runs it on the CPU).
   { architecture: 'qwen3', layers: '3', positions: '2048' },
+  // Gemma 3 blocks read both ways, a SentencePiece vocabulary, a Dense head after the pooling.
+  { architecture: 'gemma-embedding', layers: '6', positions: '2048' },
 ];
 
 for (const { architecture, layers, positions } of ENCODERS) {

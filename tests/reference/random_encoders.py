@@ -11,12 +11,13 @@ Writes OUT_DIR/<arch>.<dtype>.gguf (f32, f16, q8_0 by the converter; q4_0 requan
 and OUT_DIR/<arch>.reference.json: per text the token ids of the model's own tokenizer and the
 embedding (transformers' last hidden states, mean pooled over the attention mask as
 sentence-transformers does, L2-normalised; Qwen3's: its last token's, as Qwen3-Embedding
-pools), with each file's sha256; for ModernBERT and Qwen3 also OUT_DIR/<arch>.sr-ids.json, the
-reference tokenizer's ids of every SR text. For benchmarks
-only: OUT_DIR/<arch>-minilm-shape.q8_0.gguf.
+pools; EmbeddingGemma's: the mean through its two Dense modules), with each file's sha256; for
+ModernBERT, Qwen3 and EmbeddingGemma also OUT_DIR/<arch>.sr-ids.json, the reference
+tokenizer's ids of every SR text. For benchmarks only: OUT_DIR/<arch>-minilm-shape.q8_0.gguf.
 """
 import csv
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -24,11 +25,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import sentencepiece
 import torch
+from safetensors.torch import save_file
 from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter, quants
 from tokenizers import (Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers,
                         processors, trainers)
-from transformers import (AutoTokenizer, BertConfig, BertModel, ModernBertConfig,
+from transformers import (AutoTokenizer, BertConfig, BertModel, Gemma3TextConfig,
+                          Gemma3TextModel, ModernBertConfig,
                           ModernBertModel, NomicBertConfig, NomicBertModel,
                           PreTrainedTokenizerFast, Qwen3Config, Qwen3Model, XLMRobertaConfig,
                           XLMRobertaModel)
@@ -40,13 +44,15 @@ TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json", "modules.json", "sentence_bert_config.json"]
 
 
-def randomise_norms(model, generator):
+def randomise_norms(model, generator, rms_centre=1.0):
     """transformers initialises norms to the identity: random ones make every norm matter
-    (LayerNorms and the decoders' RMSNorms, which have a weight only)."""
+    (LayerNorms and the decoders' RMSNorms, which have a weight only; `rms_centre` 0 for
+    Gemma's, which scale by 1 + weight)."""
     with torch.no_grad():
         for module in model.modules():
             if type(module).__name__.endswith("RMSNorm"):
-                module.weight.copy_(1 + 0.2 * torch.randn(module.weight.shape, generator=generator))
+                module.weight.copy_(rms_centre + 0.2 * torch.randn(module.weight.shape,
+                                                                   generator=generator))
             elif isinstance(module, torch.nn.LayerNorm):
                 module.weight.copy_(1 + 0.2 * torch.randn(module.weight.shape, generator=generator))
                 if module.bias is not None:
@@ -227,19 +233,28 @@ def qwen3(name="qwen3", hidden=128, layers=3, heads=4, kv_heads=2, head_dim=64, 
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     # sentence-transformers' modules as Qwen3-Embedding's: last-token pooling, then Normalize.
-    (folder / "modules.json").write_text(json.dumps([
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling",
-         "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Normalize",
-         "type": "sentence_transformers.models.Normalize"}]))
+    st_modules(folder, hidden, "lasttoken", 512)
+    return name, folder, model
+
+
+def st_modules(folder, hidden, pooling, max_seq_length, dense=()):
+    """sentence-transformers' modules.json, pooling and sentence_bert_config.json in `folder`:
+    the Transformer, Pooling by `pooling` ("mean" or "lasttoken"), the `dense` modules' folders
+    (made by the caller), Normalize."""
+    paths = ["1_Pooling", *dense, f"{2 + len(dense)}_Normalize"]
+    kinds = ["Pooling", *["Dense"] * len(dense), "Normalize"]
+    (folder / "modules.json").write_text(json.dumps(
+        [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
+        + [{"idx": i + 1, "name": str(i + 1), "path": path,
+            "type": f"sentence_transformers.models.{kind}"}
+           for i, (path, kind) in enumerate(zip(paths, kinds))]))
     (folder / "1_Pooling").mkdir()
     (folder / "1_Pooling" / "config.json").write_text(json.dumps({
         "word_embedding_dimension": hidden, "pooling_mode_cls_token": False,
-        "pooling_mode_mean_tokens": False, "pooling_mode_lasttoken": True}))
+        "pooling_mode_mean_tokens": pooling == "mean",
+        "pooling_mode_lasttoken": pooling == "lasttoken"}))
     (folder / "sentence_bert_config.json").write_text(json.dumps(
-        {"max_seq_length": 512, "do_lower_case": False}))
-    return name, folder, model
+        {"max_seq_length": max_seq_length, "do_lower_case": False}))
 
 
 def last_token(model, tokenizer, text):
@@ -250,6 +265,85 @@ def last_token(model, tokenizer, text):
         hidden = model(input_ids=enc["input_ids"],
                        attention_mask=enc["attention_mask"]).last_hidden_state[0]
     return enc["input_ids"][0].tolist(), torch.nn.functional.normalize(hidden[-1], dim=0).tolist()
+
+
+def gemma_tokenizer(folder, vocab_size=4096):
+    """A SentencePiece BPE vocabulary as Gemma's (byte fallback, no normalisation, no dummy
+    prefix, single digits, <pad> <eos> <bos> <unk> = 0..3, <mask> a control piece; <bos> text
+    <eos> as EmbeddingGemma's), trained here on the SR texts with `sentencepiece`, written to
+    `folder` as tokenizer.model (what llama.cpp's converter reads) and converted by
+    transformers (tokenizer.json, what sentence-transformers reads)."""
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(sr_texts()), model_writer=model, model_type="bpe",
+        vocab_size=vocab_size, byte_fallback=True, add_dummy_prefix=False,
+        normalization_rule_name="identity", remove_extra_whitespaces=False, split_digits=True,
+        allow_whitespace_only_pieces=True, character_coverage=1.0, num_threads=1,
+        pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>", eos_piece="<eos>",
+        bos_piece="<bos>", unk_piece="<unk>", control_symbols=["<mask>"], minloglevel=2)
+    folder.mkdir(parents=True)
+    (folder / "tokenizer.model").write_bytes(model.getvalue())
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "GemmaTokenizer", "add_bos_token": True, "add_eos_token": True,
+        "bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>",
+        "pad_token": "<pad>", "mask_token": "<mask>"}))
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return AutoTokenizer.from_pretrained(folder)
+
+
+def gemma_embedding(name="gemma-embedding", hidden=128, layers=6, heads=4, kv_heads=2,
+                    head_dim=64, inner=256, window=16, dense=512):
+    """EmbeddingGemma's shape, small: by default 6 bidirectional layers of 128 (five local
+    ones with a window of 16 tokens, then a global one), 4 query heads sharing 2 key/value
+    heads of 64, q/k norms, a tanh GeGLU of 256, rotary bases 1,000,000 (global) and 10,000
+    (local), embeddings scaled by √128, mean pooling, then sentence-transformers' Dense
+    modules 128 → 512 → 128 without bias or activation, and Normalize."""
+    torch.manual_seed(20261205)
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    tokenizer = gemma_tokenizer(folder)
+    ids = tokenizer.convert_tokens_to_ids
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+        num_attention_heads=heads, num_key_value_heads=kv_heads, head_dim=head_dim,
+        intermediate_size=inner, hidden_activation="gelu_pytorch_tanh",
+        # llama.cpp scales the scores by 1/√head_dim, as EmbeddingGemma's 256 does.
+        query_pre_attn_scalar=head_dim, sliding_window=window, use_bidirectional_attention=True,
+        max_position_embeddings=2048, rms_norm_eps=1e-6, initializer_range=0.1,
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+        pad_token_id=ids("<pad>"), eos_token_id=ids("<eos>"), bos_token_id=ids("<bos>"),
+        attn_implementation="eager")
+    model = Gemma3TextModel(config).eval()
+    randomise_norms(model, torch.Generator().manual_seed(17), rms_centre=0.0)
+    model.save_pretrained(folder)
+    generator = torch.Generator().manual_seed(19)
+    heads_out = []
+    for path, (n_in, n_out) in [("2_Dense", (hidden, dense)), ("3_Dense", (dense, hidden))]:
+        weight = torch.randn((n_out, n_in), generator=generator) / n_in ** 0.5
+        (folder / path).mkdir()
+        save_file({"linear.weight": weight.contiguous()}, folder / path / "model.safetensors")
+        (folder / path / "config.json").write_text(json.dumps({
+            "in_features": n_in, "out_features": n_out, "bias": False,
+            "activation_function": "torch.nn.modules.linear.Identity"}))
+        heads_out.append(weight)
+    st_modules(folder, hidden, "mean", 2048, dense=("2_Dense", "3_Dense"))
+    model.dense_head = heads_out
+    return name, folder, model
+
+
+def mean_dense(model, tokenizer, text):
+    """EmbeddingGemma's sentence vector: the mean of the last hidden states, then the Dense
+    modules, L2-normalised, as sentence-transformers computes it."""
+    enc = tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        hidden = model(input_ids=enc["input_ids"],
+                       attention_mask=enc["attention_mask"]).last_hidden_state[0]
+        pooled = hidden.mean(0)
+        for weight in model.dense_head:
+            pooled = weight @ pooled
+    return enc["input_ids"][0].tolist(), torch.nn.functional.normalize(pooled, dim=0).tolist()
 
 
 def unigram_tokenizer(vocab_size=3000):
@@ -312,6 +406,8 @@ def convert(arch, folder, dtype):
     path = out / f"{arch}.{dtype}.gguf"
     log = out / f"{arch}.{dtype}.log"
     command = [str(converter)]
+    if arch.startswith("gemma"):
+        command.append("--sentence-transformers-dense-modules")
     if arch.startswith("modern-bert"):
         command = [sys.executable, "-c", NAMED_PRE]
     elif arch.startswith("qwen3"):
@@ -374,7 +470,8 @@ for arch, folder, model, dtypes, extra in [
         (*nomic_bert(), ["f32", "f16", "q8_0", "q4_0"], []),
         (*modern_bert(), ["f32", "f16", "q8_0", "q4_0"], long_texts()),
         (*modern_bert("modern-bert-silu", layers=3, activation="silu"), ["f32"], long_texts(2)),
-        (*qwen3(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2))]:
+        (*qwen3(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2)),
+        (*gemma_embedding(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2))]:
     files = {}
     for dtype in dtypes:
         if dtype == "q4_0":
@@ -384,14 +481,15 @@ for arch, folder, model, dtypes, extra in [
             path = convert(arch, folder, dtype)
         files[dtype] = {"file": path.name, "sha256": sha256(path)}
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    pooling, pool = ("last", last_token) if arch == "qwen3" else ("mean", mean_pooled)
+    pooling, pool = {"qwen3": ("last", last_token),
+                     "gemma-embedding": ("mean", mean_dense)}.get(arch, ("mean", mean_pooled))
     items = []
     for text in texts + extra:
         ids, embedding = pool(model, tokenizer, text)
         items.append({"text": text, "ids": ids, "embedding": embedding})
     reference = {"architecture": arch, "files": files, "pooling": pooling, "items": items}
     (out / f"{arch}.reference.json").write_text(json.dumps(reference))
-    if arch in ("modern-bert", "qwen3"):
+    if arch in ("modern-bert", "qwen3", "gemma-embedding"):
         every = sr_texts()
         ids = tokenizer(every)["input_ids"]
         (out / f"{arch}.sr-ids.json").write_text(json.dumps({"texts": every, "ids": ids}))

@@ -20,6 +20,8 @@ pub enum GateActivation {
     Silu,
     /// GeGLU (ModernBERT): the exact, erf GELU of the gate.
     Gelu,
+    /// GeGLU with GELU's tanh approximation (Gemma's `gelu_pytorch_tanh`).
+    GeluTanh,
 }
 
 /// `up ← act(gate) ⊙ up`, element by element (the two halves of a gated feed-forward).
@@ -29,7 +31,19 @@ pub fn gate_in_place(up: &mut [f32], gate: &[f32], act: GateActivation) {
         GateActivation::Gelu => up.iter_mut().zip(gate).for_each(|(u, &g)| {
             *u *= 0.5 * g * (1.0 + erf(g * std::f32::consts::FRAC_1_SQRT_2));
         }),
+        GateActivation::GeluTanh => up.iter_mut().zip(gate).for_each(|(u, &g)| {
+            // √(2/π)
+            const C: f32 = 0.797_884_6;
+            *u *= 0.5 * g * (1.0 + tanh(C * (g + 0.044_715 * g * g * g)));
+        }),
     }
+}
+
+/// tanh from [`exp_nonpositive`] of −2|x| (no libm `tanhf` per element in wasm, no overflow):
+/// `(1 − e)/(1 + e)` with the sign of x.
+fn tanh(x: f32) -> f32 {
+    let e = exp_nonpositive(-2.0 * x.abs());
+    ((1.0 - e) / (1.0 + e)).copysign(x)
 }
 
 /// `g · σ(g)` with σ from [`exp_nonpositive`] of −|g| (so no libm `expf` per element in wasm,
@@ -138,7 +152,7 @@ pub fn exp_nonpositive(x: f32) -> f32 {
 mod tests {
     use super::*;
 
-    /// Both gates against f64 over a range that saturates either way (SiLU's limits 0 and g).
+    /// Every gate against f64 over a range that saturates either way (SiLU's limits 0 and g).
     #[test]
     fn gates_match_their_f64_definitions() {
         let gates: Vec<f32> = (-2000..=2000).map(|i| i as f32 * 0.05).collect();
@@ -149,6 +163,10 @@ mod tests {
             ),
             (GateActivation::Gelu, |g: f64| {
                 0.5 * g * (1.0 + erf_reference(g / std::f64::consts::SQRT_2))
+            }),
+            (GateActivation::GeluTanh, |g: f64| {
+                let c = (2.0 / std::f64::consts::PI).sqrt();
+                0.5 * g * (1.0 + (c * (g + 0.044715 * g * g * g)).tanh())
             }),
         ] {
             let mut up = vec![1.0f32; gates.len()];

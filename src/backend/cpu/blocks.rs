@@ -7,8 +7,10 @@ use anyhow::Result;
 use candle_core::{DType, Device, Tensor};
 
 use super::activation::{gate_in_place, softmax_last_dim, GateActivation};
-use super::weights::{Linear, Weights};
+use super::weights::{Linear, RmsNorm, Weights};
 use super::LayerVisitor;
+use crate::model::tensor_names::DecoderLayerNames;
+use crate::model::EncoderConfig;
 
 /// `softmax(q·kᵀ/√d + bias)·v` over heads: `q`, `k`, `v` are `[batch, heads, seq, head_dim]`,
 /// `bias` broadcasts to the scores (`[batch, 1, 1, seq]`: 0 for tokens, −10⁹ for padding).
@@ -67,6 +69,47 @@ pub fn causal_bias(seq: usize) -> Result<Tensor> {
         .flat_map(|i| (0..seq).map(move |j| if j <= i { 0.0 } else { -1e9 }))
         .collect();
     Ok(Tensor::from_vec(values, (1, 1, seq, seq), &Device::Cpu)?)
+}
+
+/// Self-attention of the decoder-built embedders (Qwen3's, Gemma 3's): separate Q, K, V
+/// projections, grouped-query heads, an RMSNorm over each query and key head before the rotary
+/// positions, the output projection; no biases.
+pub struct GroupedAttention {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    query_norm: RmsNorm,
+    key_norm: RmsNorm,
+    out: Linear,
+    heads: usize,
+    kv_heads: usize,
+}
+
+impl GroupedAttention {
+    pub fn load(w: &Weights, n: &DecoderLayerNames, cfg: &EncoderConfig) -> Result<Self> {
+        let eps = cfg.layer_norm_eps;
+        Ok(Self {
+            query: w.linear_no_bias(&n.query)?,
+            key: w.linear_no_bias(&n.key)?,
+            value: w.linear_no_bias(&n.value)?,
+            query_norm: w.rms_norm(&n.query_norm, eps)?,
+            key_norm: w.rms_norm(&n.key_norm, eps)?,
+            out: w.linear_no_bias(&n.attention_out)?,
+            heads: cfg.num_attention_heads,
+            kv_heads: cfg.kv_heads(),
+        })
+    }
+
+    /// `h`: the normalised states `[batch, seq, hidden]` → the output projection's.
+    pub fn forward(&self, h: &Tensor, rope: &RopeTables, bias: &Tensor) -> Result<Tensor> {
+        let heads = |proj: &Linear, n: usize| split_heads(&proj.forward(h)?, n);
+        let q = rope.apply(&self.query_norm.forward(&heads(&self.query, self.heads)?)?)?;
+        let k = rope.apply(&self.key_norm.forward(&heads(&self.key, self.kv_heads)?)?)?;
+        let v = heads(&self.value, self.kv_heads)?;
+        let group = self.heads / self.kv_heads;
+        let context = attention(&q, &repeat_kv(k, group)?, &repeat_kv(v, group)?, bias)?;
+        self.out.forward(&context)
+    }
 }
 
 /// Grouped-query attention's keys or values for every query head: `[batch, kv_heads, seq, d]`
@@ -166,7 +209,7 @@ impl RopeTables {
     }
 }
 
-/// `down(act(gate(x)) ⊙ up(x))` (SwiGLU, GeGLU).
+/// `down(act(gate(x)) ⊙ up(x))` (SwiGLU, GeGLU, Gemma's tanh GeGLU).
 pub struct GatedFfn {
     pub projection: GateProjection,
     pub down: Linear,
@@ -186,13 +229,18 @@ impl GatedFfn {
     /// A SwiGLU feed-forward of separate up, gate and down matrices without biases
     /// (nomic-bert's, Qwen3's).
     pub fn swiglu(w: &Weights, up: &str, gate: &str, down: &str) -> Result<Self> {
+        Self::separate(w, [up, gate, down], GateActivation::Silu)
+    }
+
+    /// A gated feed-forward of separate `[up, gate, down]` matrices without biases.
+    pub fn separate(w: &Weights, [up, gate, down]: [&str; 3], act: GateActivation) -> Result<Self> {
         Ok(Self {
             projection: GateProjection::Separate {
                 up: w.linear_no_bias(up)?,
                 gate: w.linear_no_bias(gate)?,
             },
             down: w.linear_no_bias(down)?,
-            act: GateActivation::Silu,
+            act,
         })
     }
 

@@ -5,6 +5,7 @@ mod activation;
 mod bert;
 mod blocks;
 pub mod gemm;
+mod gemma;
 /// The kernels' checks against an f64 reference: for the unit tests and the browser tests.
 #[cfg(any(test, feature = "testing"))]
 pub mod kernel_check;
@@ -107,27 +108,25 @@ fn build(
 ) -> Result<Box<dyn EncoderBackend>> {
     let pooling = file.info.pooling_mode();
     let config = &file.config;
+    let head = DenseHead::load(weights, config)?;
+    let w = word_embeddings;
     match file.info.architecture.as_str() {
-        "bert" => Ok(Box::new(CpuEncoder {
-            transformer: bert::Bert::load(weights, config, word_embeddings)?,
+        "bert" => CpuEncoder::boxed(bert::Bert::load(weights, config, w)?, pooling, head),
+        "mpnet" => CpuEncoder::boxed(mpnet::MpNet::load(weights, config, w)?, pooling, head),
+        "nomic-bert" => CpuEncoder::boxed(
+            nomic_bert::NomicBert::load(weights, config, w)?,
             pooling,
-        })),
-        "mpnet" => Ok(Box::new(CpuEncoder {
-            transformer: mpnet::MpNet::load(weights, config, word_embeddings)?,
+            head,
+        ),
+        "modern-bert" => CpuEncoder::boxed(
+            modern_bert::ModernBert::load(weights, config, w)?,
             pooling,
-        })),
-        "nomic-bert" => Ok(Box::new(CpuEncoder {
-            transformer: nomic_bert::NomicBert::load(weights, config, word_embeddings)?,
-            pooling,
-        })),
-        "modern-bert" => Ok(Box::new(CpuEncoder {
-            transformer: modern_bert::ModernBert::load(weights, config, word_embeddings)?,
-            pooling,
-        })),
-        "qwen3" => Ok(Box::new(CpuEncoder {
-            transformer: qwen3::Qwen3::load(weights, config, word_embeddings)?,
-            pooling,
-        })),
+            head,
+        ),
+        "qwen3" => CpuEncoder::boxed(qwen3::Qwen3::load(weights, config, w)?, pooling, head),
+        "gemma-embedding" => {
+            CpuEncoder::boxed(gemma::Gemma::load(weights, config, w)?, pooling, head)
+        }
         other => Err(coded(
             ErrorCode::UnsupportedArchitecture,
             format!(
@@ -155,10 +154,63 @@ trait Transformer {
     }
 }
 
-/// A transformer with the model's pooling: the CPU [`EncoderBackend`].
+/// A transformer with the model's pooling (and Dense head, where it has one): the CPU
+/// [`EncoderBackend`].
 struct CpuEncoder<T> {
     transformer: T,
     pooling: Pooling,
+    head: Option<DenseHead>,
+}
+
+impl<T: Transformer + 'static> CpuEncoder<T> {
+    fn boxed(
+        transformer: T,
+        pooling: Pooling,
+        head: Option<DenseHead>,
+    ) -> Result<Box<dyn EncoderBackend>> {
+        Ok(Box::new(Self {
+            transformer,
+            pooling,
+            head,
+        }))
+    }
+}
+
+impl<T: Transformer> CpuEncoder<T> {
+    /// Pooled, through the head, normalised: the sentence vectors of `states`.
+    fn sentence_vectors(&self, states: &Tensor, mask: &Tensor) -> Result<Vec<Vec<f32>>> {
+        let pooled = pooling::pool(states, mask, self.pooling)?;
+        match &self.head {
+            Some(head) => pooling::normalize(&head.forward(&pooled.unsqueeze(1)?)?.squeeze(1)?),
+            None => pooling::normalize(&pooled),
+        }
+    }
+}
+
+/// sentence-transformers' Dense modules after the pooling (EmbeddingGemma's hidden → 3,072 →
+/// hidden, no bias, no activation). Being linear, they commute with mean pooling: token
+/// states sent through them pool to the sentence vector, so the token explainers see them too.
+struct DenseHead {
+    up: weights::Linear,
+    down: weights::Linear,
+}
+
+impl DenseHead {
+    fn load(w: &weights::Weights, config: &crate::model::EncoderConfig) -> Result<Option<Self>> {
+        if config.dense_head_width.is_none() {
+            return Ok(None);
+        }
+        let [up, down] = crate::model::tensor_names::DENSE_HEAD;
+        Ok(Some(Self {
+            up: w.linear_no_bias(up)?,
+            down: w.linear_no_bias(down)?,
+        }))
+    }
+
+    /// `x`: `[batch, seq, hidden]`.
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.down.forward(&self.up.forward(x)?)
+    }
 }
 
 /// A batch's ids and mask as `[batch, seq]` tensors.
@@ -173,7 +225,7 @@ impl<T: Transformer> EncoderBackend for CpuEncoder<T> {
     fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
         let (ids, mask) = batch_tensors(batch)?;
         let hidden = self.transformer.hidden_states(&ids, &mask)?;
-        pooling::pool_normalize(&hidden, &mask, self.pooling)
+        self.sentence_vectors(&hidden, &mask)
     }
 
     fn name(&self) -> &'static str {
@@ -182,7 +234,11 @@ impl<T: Transformer> EncoderBackend for CpuEncoder<T> {
 
     fn token_states(&self, batch: &TokenBatch) -> Result<Vec<Vec<Vec<f32>>>> {
         let (ids, mask) = batch_tensors(batch)?;
-        let hidden: Vec<Vec<Vec<f32>>> = self.transformer.hidden_states(&ids, &mask)?.to_vec3()?;
+        let mut hidden = self.transformer.hidden_states(&ids, &mask)?;
+        if let Some(head) = &self.head {
+            hidden = head.forward(&hidden)?;
+        }
+        let hidden: Vec<Vec<Vec<f32>>> = hidden.to_vec3()?;
         Ok(hidden
             .into_iter()
             .enumerate()
@@ -199,7 +255,7 @@ impl<T: Transformer> EncoderBackend for CpuEncoder<T> {
         // Each layer is pooled as it is made: only `batch × layers` vectors are kept.
         self.transformer
             .visit_layers(&ids, &mask, &mut |_, states| {
-                let pooled = pooling::pool_normalize(states, &mask, self.pooling)?;
+                let pooled = self.sentence_vectors(states, &mask)?;
                 rows.iter_mut().zip(pooled).for_each(|(row, v)| row.push(v));
                 Ok(())
             })?;

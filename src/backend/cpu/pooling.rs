@@ -7,8 +7,8 @@ use candle_core::{DType, IndexOp, Tensor, D};
 use crate::model::Pooling;
 
 /// `hidden`: `[batch, seq, dim]`; `mask`: `[batch, seq]` (1 = token, 0 = padding on the
-/// right). Returns `batch` unit vectors.
-pub fn pool_normalize(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> Result<Vec<Vec<f32>>> {
+/// right). Returns the pooled vectors `[batch, dim]`, before normalisation.
+pub fn pool(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> Result<Tensor> {
     let keep = mask.to_dtype(DType::F32)?.unsqueeze(D::Minus1)?;
     let pooled = match pooling {
         Pooling::Mean => {
@@ -33,6 +33,11 @@ pub fn pool_normalize(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> Resul
             hidden.broadcast_add(&offset)?.max(1)?
         }
     };
+    Ok(pooled)
+}
+
+/// Each row of `pooled` (`[batch, dim]`) scaled to unit L2 norm.
+pub fn normalize(pooled: &Tensor) -> Result<Vec<Vec<f32>>> {
     let norm = pooled
         .sqr()?
         .sum_keepdim(1)?
@@ -83,7 +88,7 @@ mod tests {
             (Pooling::Max, [unit([3., 2.]), unit([2., 1.])]),
         ];
         for (pooling, want) in cases {
-            let got = pool_normalize(&hidden, &mask, pooling).unwrap();
+            let got = normalize(&pool(&hidden, &mask, pooling).unwrap()).unwrap();
             assert!(close(&got, &want), "{pooling:?}: {got:?} vs {want:?}");
         }
     }

@@ -10,22 +10,16 @@ use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
 use super::blocks::{
-    attention, causal_bias, padding_bias, repeat_kv, run_layers, split_heads, GatedFfn, Rope,
-    RopeTables,
+    causal_bias, padding_bias, run_layers, GatedFfn, GroupedAttention, Rope, RopeTables,
 };
-use super::weights::{Linear, RmsNorm, Weights};
+use super::weights::{RmsNorm, Weights};
 use super::LayerVisitor;
 use crate::model::tensor_names::{self as names, DecoderLayerNames};
 use crate::model::EncoderConfig;
 
 struct Layer {
     attention_norm: RmsNorm,
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    query_norm: RmsNorm,
-    key_norm: RmsNorm,
-    attention_out: Linear,
+    attention: GroupedAttention,
     ffn_norm: RmsNorm,
     ffn: GatedFfn,
     /// The final norm follows this layer.
@@ -33,18 +27,14 @@ struct Layer {
 }
 
 impl Layer {
-    fn load(w: &Weights, n: &DecoderLayerNames, eps: f64, last: bool) -> Result<Self> {
+    fn load(w: &Weights, cfg: &EncoderConfig, i: usize) -> Result<Self> {
+        let (n, eps) = (DecoderLayerNames::qwen3(i), cfg.layer_norm_eps);
         Ok(Self {
             attention_norm: w.rms_norm(&n.attention_norm, eps)?,
-            query: w.linear_no_bias(&n.query)?,
-            key: w.linear_no_bias(&n.key)?,
-            value: w.linear_no_bias(&n.value)?,
-            query_norm: w.rms_norm(&n.query_norm, eps)?,
-            key_norm: w.rms_norm(&n.key_norm, eps)?,
-            attention_out: w.linear_no_bias(&n.attention_out)?,
+            attention: GroupedAttention::load(w, &n, cfg)?,
             ffn_norm: w.rms_norm(&n.ffn_norm, eps)?,
             ffn: GatedFfn::swiglu(w, &n.up, &n.gate, &n.down)?,
-            last,
+            last: i + 1 == cfg.num_hidden_layers,
         })
     }
 }
@@ -54,8 +44,6 @@ pub struct Qwen3 {
     layers: Vec<Layer>,
     final_norm: RmsNorm,
     rope: Rope,
-    heads: usize,
-    kv_heads: usize,
 }
 
 impl Qwen3 {
@@ -65,22 +53,13 @@ impl Qwen3 {
             .rope_theta
             .ok_or_else(|| anyhow!("model config: qwen3 needs a rotary base"))?;
         let layers = (0..cfg.num_hidden_layers)
-            .map(|i| {
-                Layer::load(
-                    w,
-                    &DecoderLayerNames::qwen3(i),
-                    eps,
-                    i + 1 == cfg.num_hidden_layers,
-                )
-            })
+            .map(|i| Layer::load(w, cfg, i))
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             words,
             layers,
             final_norm: w.rms_norm(names::OUTPUT_NORM, eps)?,
             rope: Rope::new(cfg.head_dim(), theta),
-            heads: cfg.num_attention_heads,
-            kv_heads: cfg.kv_heads(),
         })
     }
 
@@ -108,14 +87,10 @@ impl Qwen3 {
         bias: &Tensor,
         rope: &RopeTables,
     ) -> Result<Tensor> {
-        let h = l.attention_norm.forward(x)?;
-        let heads = |proj: &Linear, n: usize| split_heads(&proj.forward(&h)?, n);
-        let q = rope.apply(&l.query_norm.forward(&heads(&l.query, self.heads)?)?)?;
-        let k = rope.apply(&l.key_norm.forward(&heads(&l.key, self.kv_heads)?)?)?;
-        let v = heads(&l.value, self.kv_heads)?;
-        let group = self.heads / self.kv_heads;
-        let context = attention(&q, &repeat_kv(k, group)?, &repeat_kv(v, group)?, bias)?;
-        let x = (l.attention_out.forward(&context)? + x)?;
+        let attended = l
+            .attention
+            .forward(&l.attention_norm.forward(x)?, rope, bias)?;
+        let x = (attended + x)?;
         Ok((l.ffn.forward(&l.ffn_norm.forward(&x)?)? + x)?)
     }
 }
