@@ -22,11 +22,11 @@ node bench/browser.mjs "http://127.0.0.1:$port/" 2000 \
   all-MiniLM-L6-v2.q8_0.gguf,all-MiniLM-L6-v2.q4_0.gguf,all-MiniLM-L6-v2.f32.gguf
 # The architectures beyond BERT at MiniLM's size (random checkpoints, ./build.sh fixtures):
 # GFLOP/s against MiniLM's, natively and in the page.
-SHAPES=(tests/artifacts/llama/{modern-bert,nomic-bert}-minilm-shape.q8_0.gguf)
+SHAPES=(tests/artifacts/llama/{modern-bert,nomic-bert,qwen3,gemma-embedding}-minilm-shape.q8_0.gguf)
 if [ -f "${SHAPES[0]}" ]; then
   "$CLI" bench --data data --sentences 1000 "${SHAPES[@]/#/--model=}" --model=www/models/all-MiniLM-L6-v2.q8_0.gguf
   node bench/browser.mjs "http://127.0.0.1:$port/" 2000 \
-    modern-bert-minilm-shape.q8_0.gguf,nomic-bert-minilm-shape.q8_0.gguf,all-MiniLM-L6-v2.q8_0.gguf
+    modern-bert-minilm-shape.q8_0.gguf,nomic-bert-minilm-shape.q8_0.gguf,qwen3-minilm-shape.q8_0.gguf,gemma-embedding-minilm-shape.q8_0.gguf,all-MiniLM-L6-v2.q8_0.gguf
 fi
 # MPNet: q8_0 (the file the page offers by default for it); ~6 minutes at one thread.
 node bench/browser.mjs "http://127.0.0.1:$port/" 2000 all-mpnet-base-v2.q8_0.gguf

@@ -27,7 +27,7 @@ done
 # Architectures without published weights here are benchmarked on a random checkpoint in
 # MiniLM's shape (./build.sh fixtures), listed in the benchmark site's manifest only; the
 # manifest is written anew (the one copied may be a hard link to www/dist's).
-for arch in nomic-bert modern-bert; do
+for arch in nomic-bert modern-bert qwen3 gemma-embedding; do
   EXTRA=tests/artifacts/llama/$arch-minilm-shape.q8_0.gguf
   [ -f "$EXTRA" ] || continue
   cp "$EXTRA" "$SITE/models/"

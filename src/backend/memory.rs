@@ -149,4 +149,32 @@ mod tests {
         // The full context's attention scores (16 heads × 32,768² per text) fit nowhere.
         assert!(full > 1_000_000_000_000, "{full}");
     }
+
+    #[test]
+    fn embeddinggemma_300m_estimate_at_512_and_2048_tokens() {
+        // EmbeddingGemma-300m q8_0 (~327 MB: a 262,144-row token table, 24 layers of 768, 3
+        // query heads of 256 on 1 key/value head, a 1152-wide GeGLU; its context 2,048 tokens).
+        let gemma = |max_seq| ModelShape {
+            architecture: "gemma-embedding".into(),
+            dtype: "q8_0".into(),
+            dim: 768,
+            num_layers: 24,
+            intermediate_size: 1152,
+            num_attention_heads: 3,
+            query_width: Some(768),
+            kv_width: Some(256),
+            max_seq_length: max_seq,
+            file_bytes: 327_000_000,
+        };
+        let (short, full) = (
+            estimate_worker_bytes(&gemma(512)),
+            estimate_worker_bytes(&gemma(2048)),
+        );
+        eprintln!(
+            "embeddinggemma-300m q8_0 estimate: {short} bytes at 512 tokens, {full} at 2,048"
+        );
+        // The file and its copies, then the batch: 8 texts of the length at most.
+        assert!((0.7e9..1.5e9).contains(&(short as f64)), "{short}");
+        assert!((2e9..4e9).contains(&(full as f64)), "{full}");
+    }
 }

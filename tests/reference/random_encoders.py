@@ -454,7 +454,12 @@ def requantize_q4_0(src, dst):
 for arch, folder, _ in [
         nomic_bert("nomic-bert-minilm-shape", hidden=384, layers=6, heads=12, inner=1536),
         modern_bert("modern-bert-minilm-shape", hidden=384, layers=6, heads=12, inner=1536,
-                    window=128)]:
+                    window=128),
+        # The decoder-built ones with 4 key/value heads of 32 for the 12 query heads.
+        qwen3("qwen3-minilm-shape", hidden=384, layers=6, heads=12, kv_heads=4, head_dim=32,
+              inner=1536),
+        gemma_embedding("gemma-embedding-minilm-shape", hidden=384, layers=6, heads=12,
+                        kv_heads=4, head_dim=32, inner=1536, window=128, dense=1536)]:
     convert(arch, folder, "q8_0")
     shutil.rmtree(folder)
 
