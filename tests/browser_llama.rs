@@ -8,6 +8,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
+mod crafted;
 use browser_common::{fetch, fixture, log, rows, sha256_hex};
 
 use sr_bench::wasm::Model;
@@ -89,6 +90,11 @@ async fn random_file(architecture: &str, dtype: &str) -> (RandomEncoder, Vec<u8>
 /// transformers.
 async fn random_min_cosine(architecture: &str, dtype: &str) -> f32 {
     let (reference, bytes) = random_file(architecture, dtype).await;
+    min_cosine_of(&reference, bytes, &format!("{architecture} {dtype}"))
+}
+
+/// [`random_min_cosine`] of the file `bytes` (called `label`) against `reference`.
+fn min_cosine_of(reference: &RandomEncoder, bytes: Vec<u8>, label: &str) -> f32 {
     let model = Model::load_with(bytes, None, None).expect("the file loads");
     let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
     // The ids themselves are checked natively (modern_encoders); here their count.
@@ -108,7 +114,7 @@ async fn random_min_cosine(architecture: &str, dtype: &str) -> f32 {
         .map(|(item, v)| sr_bench::model::cosine(v, &item.embedding))
         .fold(f32::INFINITY, f32::min);
     log(format!(
-        "browser, {architecture} {dtype}: min cosine vs transformers over {} texts = {min:.7}",
+        "browser, {label}: min cosine vs transformers over {} texts = {min:.7}",
         reference.items.len()
     ));
     min
@@ -164,6 +170,17 @@ async fn gemma_embedding_f32_file_in_the_browser_matches_transformers() {
 async fn gemma_embedding_q8_0_file_in_the_browser_matches_transformers() {
     let min = random_min_cosine("gemma-embedding", "q8_0").await;
     assert!(min >= 0.999, "{min}");
+}
+
+/// A Q4_K_M file (llama-quantize's mix, made here from the f32 file) converted to q8_0 as it
+/// loads in the page's engine.
+#[wasm_bindgen_test]
+async fn gemma_embedding_q4_k_m_file_in_the_browser_matches_transformers() {
+    let (reference, f32_file) = random_file("gemma-embedding", "f32").await;
+    let file = crafted::k_quants(&f32_file, crafted::KMix::Q4KM);
+    let min = min_cosine_of(&reference, file, "gemma-embedding q4_k_m");
+    // natively 0.9635639.
+    assert!(min >= 0.953, "{min}");
 }
 
 #[derive(serde::Deserialize)]

@@ -54,6 +54,12 @@ fn gemma() -> Vec<u8> {
     common::RandomEncoder::load("gemma-embedding").bytes("q8_0")
 }
 
+/// Qwen3's file in llama-quantize's Q4_K_M mix (K-quant and q5_0 blocks, converted at load).
+fn qwen3_q4_k_m() -> Vec<u8> {
+    let f32_file = common::RandomEncoder::load("qwen3").bytes("f32");
+    crafted::k_quants(&f32_file, crafted::KMix::Q4KM)
+}
+
 /// llama.cpp's XLM-R file of multilingual-e5-small (f16, `t5` Unigram vocabulary; made by
 /// `./build.sh fixtures`): the crafted tokenizer cases only (242 MB is too large to mutate).
 fn xlm_r() -> Vec<u8> {
@@ -384,6 +390,7 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("modern-bert q8_0", &modern(), 36, GATE_HEADERS),
         headers("qwen3 q8_0", &qwen3(), 37, GATE_HEADERS),
         headers("gemma-embedding q8_0", &gemma(), 38, GATE_HEADERS),
+        headers("qwen3 q4_k_m", &qwen3_q4_k_m(), 39, GATE_HEADERS),
         whole_files("ours q8_0", ours, 1, GATE_MINILM),
         whole_files("llama.cpp q8_0", llama, 2, GATE_LLAMA),
         whole_files(
@@ -408,11 +415,12 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
         whole_files("modern-bert q8_0", modern(), 7, GATE_NOMIC),
         whole_files("qwen3 q8_0", qwen3(), 8, GATE_NOMIC),
         whole_files("gemma-embedding q8_0", gemma(), 9, GATE_NOMIC),
+        whole_files("qwen3 q4_k_m", qwen3_q4_k_m(), 10, GATE_NOMIC),
     ];
     let total = finish("gate", &parts, start);
     assert!(total.tried >= 3_000, "{} cases", total.tried);
     assert!(parts.iter().all(|t| t.parsed > 0));
-    assert!(parts[7..].iter().all(|t| t.embedded > 0));
+    assert!(parts[8..].iter().all(|t| t.embedded > 0));
 }
 
 /// Whole-file cases of the gate (MiniLM q8_0, llama.cpp q8_0, each of the others).
@@ -439,6 +447,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         headers("modern-bert q8_0", &modern(), 136, FULL_HEADERS),
         headers("qwen3 q8_0", &qwen3(), 137, FULL_HEADERS),
         headers("gemma-embedding q8_0", &gemma(), 138, FULL_HEADERS),
+        headers("qwen3 q4_k_m", &qwen3_q4_k_m(), 139, FULL_HEADERS),
         whole_files("ours q8_0", ours, 11, 1_000),
         whole_files("llama.cpp q8_0", llama, 12, 800),
         whole_files(
@@ -465,6 +474,7 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
         whole_files("modern-bert q8_0", modern(), 19, 300),
         whole_files("qwen3 q8_0", qwen3(), 20, 300),
         whole_files("gemma-embedding q8_0", gemma(), 21, 300),
+        whole_files("qwen3 q4_k_m", qwen3_q4_k_m(), 22, 300),
     ];
     let total = finish("full", &parts, start);
     assert!(total.tried >= 10_000, "{} cases", total.tried);
@@ -666,6 +676,11 @@ fn crafted_files_name_their_problem() {
                 Value::U32(256),
             ),
             "'dense_2.weight' has shape [512, 128], the config says [256, 128]",
+        ),
+        (
+            "a K-quant matrix whose rows are not whole blocks of 256",
+            crafted::with_tensor_dims(&qwen3_q4_k_m(), "blk.0.ffn_down.weight", [128, 256]),
+            "has dimensions [128, 256] (each must be positive, the first a multiple of 256",
         ),
         (
             "a ModernBERT start token outside the vocabulary",

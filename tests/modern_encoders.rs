@@ -9,6 +9,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
+mod crafted;
 
 use common::RandomEncoder;
 use sr_bench::backend::{load_embedder, BackendKind};
@@ -16,7 +17,13 @@ use sr_bench::model::{cosine, ModelFile, TextTokenizer};
 
 /// (min cosine against transformers over the reference's texts, the text it was on).
 fn min_cosine(reference: &RandomEncoder, dtype: &str) -> (f32, String) {
-    let embedder = load_embedder(reference.bytes(dtype), BackendKind::Cpu).unwrap();
+    min_cosine_of(reference, reference.bytes(dtype), dtype)
+}
+
+/// [`min_cosine`] of the file `bytes`, called `label`.
+fn min_cosine_of(reference: &RandomEncoder, bytes: Vec<u8>, label: &str) -> (f32, String) {
+    let dtype = label;
+    let embedder = load_embedder(bytes, BackendKind::Cpu).unwrap();
     let vectors = embedder.embed(&reference.texts()).unwrap();
     let (min, text) = reference
         .items
@@ -362,6 +369,59 @@ fn gemma_embedding_q8_0_matches_transformers() {
 fn gemma_embedding_q4_0_matches_transformers() {
     // measured 0.9003981 (every matrix and the token table in 4 bits): a margin of 0.01.
     holds("gemma-embedding", "q4_0", 0.89);
+}
+
+/// K-quant files (llama-quantize's mixes Q4_K_M, Q5_K_M and Q6_K, made here from the f32 file:
+/// the pinned converter writes none) load converted to q8_0 and match transformers' f32
+/// reference; beside each, the same K-quant weights dequantized to f32: the K-quant's own cost,
+/// so the difference is the conversion's.
+fn k_quants_match_transformers(architecture: &str, bounds: [f32; 3]) {
+    let reference = RandomEncoder::load(architecture);
+    let f32_file = reference.bytes("f32");
+    for (mix, bound) in crafted::KMix::ALL.into_iter().zip(bounds) {
+        let file = crafted::k_quants(&f32_file, mix);
+        let name = mix.file_type().1;
+        let info = ModelFile::from_bytes(file.clone()).unwrap().info;
+        assert_eq!(
+            (info.stored_dtype.as_deref(), info.dtype.as_str()),
+            (Some(name), "q8_0")
+        );
+        assert!(
+            info.converted_bytes.unwrap() > info.file_bytes / 2,
+            "{info:?}"
+        );
+        let (converted, text) = min_cosine_of(&reference, file.clone(), name);
+        let (own, _) = min_cosine_of(
+            &reference,
+            crafted::dequantized(&file),
+            &format!("{name} as f32"),
+        );
+        println!(
+            "{architecture} {name}: {converted:.7} run as q8_0, {own:.7} dequantized to f32 \
+             (the conversion's cost {:.7}); file {} bytes, converted {}",
+            own - converted,
+            info.file_bytes,
+            info.converted_bytes.unwrap()
+        );
+        assert!(
+            converted >= bound,
+            "{architecture} {name}: {converted} on {text:?}"
+        );
+    }
+}
+
+#[test]
+fn qwen3_k_quants_match_transformers() {
+    // measured 0.9489982 / 0.9751661 / 0.9967982 (dequantized to f32: 0.9511425 / 0.9749083 /
+    // 0.9970718): margins of 0.01.
+    k_quants_match_transformers("qwen3", [0.938, 0.965, 0.986]);
+}
+
+#[test]
+fn gemma_embedding_k_quants_match_transformers() {
+    // measured 0.9635639 / 0.9841678 / 0.9981531 (dequantized to f32: 0.9638022 / 0.9843660 /
+    // 0.9980971): margins of 0.01.
+    k_quants_match_transformers("gemma-embedding", [0.953, 0.974, 0.988]);
 }
 
 /// `architecture`'s `dtype` file on the GPU (lavapipe here; f32 activations, as Chromium's

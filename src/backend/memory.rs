@@ -25,6 +25,9 @@ pub struct ModelShape {
     pub kv_width: Option<usize>,
     pub max_seq_length: usize,
     pub file_bytes: usize,
+    /// A K-quant file's weights converted at load to q8_0 (`ModelInfo::converted_bytes`).
+    #[serde(default)]
+    pub converted_bytes: Option<usize>,
 }
 
 fn default_heads() -> usize {
@@ -44,6 +47,7 @@ impl From<&ModelInfo> for ModelShape {
             kv_width: Some(info.kv_width),
             max_seq_length: info.max_seq_length,
             file_bytes: info.file_bytes,
+            converted_bytes: info.converted_bytes,
         }
     }
 }
@@ -69,7 +73,12 @@ pub fn estimate_worker_bytes(shape: &ModelShape) -> u64 {
     let linear_params =
         layers * (2 * h * q + 2 * h * kv + ffn_matrices(&shape.architecture) * h * i);
     let dense_f32 = 4 * linear_params;
-    let file_part = (shape.file_bytes as f64 * FILE_OVERHEAD) as u64;
+    // A converted file: its q8_0 image as a file of that size, and the file itself beside it
+    // while it converts.
+    let file_part = match shape.converted_bytes {
+        Some(image) => (image as f64 * FILE_OVERHEAD) as u64 + shape.file_bytes as u64,
+        None => (shape.file_bytes as f64 * FILE_OVERHEAD) as u64,
+    };
     let unpacked = if dense_f32 <= MatmulMode::DENSE_LIMIT_BYTES {
         // wasm keeps q8_0/q4_0 weights as int16 plus a scale per block of 32; f32 as f32.
         match shape.dtype.as_str() {
@@ -101,6 +110,7 @@ mod tests {
             kv_width: None,
             max_seq_length: max_seq,
             file_bytes: bytes,
+            converted_bytes: None,
         }
     }
 
@@ -138,6 +148,7 @@ mod tests {
             kv_width: Some(1024),
             max_seq_length: max_seq,
             file_bytes: 639_000_000,
+            converted_bytes: None,
         };
         let (short, full) = (
             estimate_worker_bytes(&qwen3(512)),
@@ -165,6 +176,7 @@ mod tests {
             kv_width: Some(256),
             max_seq_length: max_seq,
             file_bytes: 327_000_000,
+            converted_bytes: None,
         };
         let (short, full) = (
             estimate_worker_bytes(&gemma(512)),

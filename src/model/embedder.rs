@@ -376,6 +376,8 @@ mod tests {
             source: String::new(),
             file_bytes: 0,
             tensors: 0,
+            stored_dtype: None,
+            converted_bytes: None,
             trained: None,
         };
         let b = Batching {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::metadata::Metadata;
 use super::tensor_names::{self as names, DecoderLayerNames, GatedLayerNames, PreNormLayerNames};
-use super::{gguf_check, llama, tensor_shapes, EncoderConfig};
+use super::{gguf_check, llama, requantize, tensor_shapes, EncoderConfig};
 use crate::error::{coded, ErrorCode, ResultExt};
 
 /// Metadata keys written by `sr-bench convert` and required when loading.
@@ -78,6 +78,13 @@ pub struct ModelInfo {
     pub source: String,
     pub file_bytes: usize,
     pub tensors: usize,
+    /// The type the file stores when our kernels do not run it (a K-quant file: "q4_k_m",
+    /// "q6_k" …; llama.cpp's `general.file_type`): converted at load to `dtype` (q8_0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored_dtype: Option<String>,
+    /// Then the bytes of the converted weights, which the backends hold instead of the file's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub converted_bytes: Option<usize>,
     /// How `sr-bench train` made this file from its base (absent for a released model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trained: Option<TrainedFrom>,
@@ -196,7 +203,18 @@ impl ModelFile {
 
     /// [`Self::from_bytes`] with the user's choices.
     pub fn from_bytes_with(bytes: Vec<u8>, options: LoadOptions) -> Result<Self> {
-        let header = Header::read(&bytes, bytes.len(), options).code(ErrorCode::BadModel)?;
+        let header =
+            Header::read(&bytes, bytes.len(), options.clone()).code(ErrorCode::BadModel)?;
+        if header.info.stored_dtype.is_some() {
+            // Types our kernels do not run become an image of ones they do; the file goes.
+            let image = requantize::image(&header.content, &bytes).code(ErrorCode::BadModel)?;
+            drop(bytes);
+            let mut converted = Self::from_bytes_with(image, options)?;
+            converted.info.stored_dtype = header.info.stored_dtype;
+            converted.info.converted_bytes = header.info.converted_bytes;
+            converted.info.file_bytes = header.info.file_bytes;
+            return Ok(converted);
+        }
         Ok(Self {
             bytes,
             content: header.content,
@@ -270,6 +288,8 @@ impl Header {
                     source: "llama.cpp GGUF (convert_hf_to_gguf.py)".into(),
                     file_bytes: 0,
                     tensors: 0,
+                    stored_dtype: None,
+                    converted_bytes: None,
                     trained: None,
                 };
                 (Layout::LlamaCpp, info, d.config, d.tokenizer_json)
@@ -325,6 +345,17 @@ impl Header {
                 .get(&probe)
                 .ok_or_else(|| anyhow!("model file is missing tensor '{probe}'"))?;
             info.dtype = dtype_name(weight.ggml_dtype);
+        }
+        if requantize::needed(&content) {
+            let (_, probe) = content
+                .tensor_infos
+                .iter()
+                .find(|(_, t)| requantize::CONVERTED.contains(&t.ggml_dtype))
+                .expect("needed: one tensor is converted");
+            let columns = probe.shape.dims().last().copied().unwrap_or(1);
+            info.stored_dtype = Some(requantize::stored_type_name(&meta, probe.ggml_dtype));
+            info.dtype = dtype_name(requantize::target(probe.ggml_dtype, columns));
+            info.converted_bytes = Some(requantize::image_tensor_bytes(&content)?);
         }
         Ok(Self {
             content,
@@ -404,12 +435,13 @@ impl ModelFile {
 /// passes the header parse; catch it before a forward pass does).
 fn check_tensors(content: &Content, total_len: usize) -> Result<()> {
     for (name, t) in &content.tensor_infos {
-        if !DTYPES.contains(&t.ggml_dtype) {
+        if !DTYPES.contains(&t.ggml_dtype) && !requantize::CONVERTED.contains(&t.ggml_dtype) {
             return Err(coded(
                 ErrorCode::UnsupportedDtype,
                 format!(
                     "tensor '{name}': dtype {} is not supported (supported: f32, f16, q8_0, \
-                     q4_0); convert with --outtype q8_0",
+                     q4_0, and converted to q8_0 at load: bf16, q4_1, q5_0, q5_1, the K-quants \
+                     q2_k to q6_k); convert with --outtype q8_0",
                     dtype_name(t.ggml_dtype)
                 ),
             ));
@@ -473,6 +505,8 @@ fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
         source: meta.text(metadata_keys::SOURCE).unwrap_or_default(),
         file_bytes: 0,
         tensors: 0,
+        stored_dtype: None,
+        converted_bytes: None,
         trained: read_trained(meta)?,
     };
     Ok((info, config, meta.text(metadata_keys::TOKENIZER)?))
@@ -532,6 +566,8 @@ mod tests {
             source: String::new(),
             file_bytes: 0,
             tensors: 0,
+            stored_dtype: None,
+            converted_bytes: None,
             trained: None,
         }
     }

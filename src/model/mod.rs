@@ -8,6 +8,7 @@ mod file;
 mod gguf_check;
 mod llama;
 mod metadata;
+mod requantize;
 pub mod tensor_names;
 mod tensor_shapes;
 mod tokenizer;

@@ -5,11 +5,20 @@
 use std::io::Cursor;
 
 use candle_core::quantized::gguf_file::{self, Content, Value};
-use candle_core::quantized::QTensor;
+use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::Device;
 
 /// The file's metadata after `edit` (which may add, change or drop entries), tensors unchanged.
 pub fn with_metadata(bytes: &[u8], edit: impl FnOnce(&mut Vec<(String, Value)>)) -> Vec<u8> {
+    rewritten(bytes, edit, |_, tensor| tensor)
+}
+
+/// The file with its metadata after `edit` and each tensor replaced by `map(name, tensor)`.
+pub fn rewritten(
+    bytes: &[u8],
+    edit: impl FnOnce(&mut Vec<(String, Value)>),
+    map: impl Fn(&str, QTensor) -> QTensor,
+) -> Vec<u8> {
     let content = Content::read(&mut Cursor::new(bytes)).expect("a real model file");
     let mut metadata: Vec<(String, Value)> = content.metadata.clone().into_iter().collect();
     metadata.sort_by(|a, b| a.0.cmp(&b.0));
@@ -22,7 +31,7 @@ pub fn with_metadata(bytes: &[u8], edit: impl FnOnce(&mut Vec<(String, Value)>))
             let tensor = content
                 .tensor(&mut Cursor::new(bytes), name, &Device::Cpu)
                 .expect("a real tensor");
-            (name.as_str(), tensor)
+            (name.as_str(), map(name, tensor))
         })
         .collect();
     let metadata: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -30,6 +39,111 @@ pub fn with_metadata(bytes: &[u8], edit: impl FnOnce(&mut Vec<(String, Value)>))
     let mut out = Cursor::new(Vec::new());
     gguf_file::write(&mut out, &metadata, &tensors).expect("written");
     out.into_inner()
+}
+
+/// llama-quantize's K-quant mixes (`llama_tensor_get_type`), for files made here from an f32
+/// file (the pinned converter writes no K-quant): every matrix in the mix's type, Q6_K for the
+/// token table (tied to the output, as in Qwen3 and Gemma) and, in Q4_K_M and Q5_K_M, for
+/// `attn_v` and `ffn_down` of the layers llama.cpp gives more bits (the first and last eighth,
+/// every third between); a matrix whose rows are not whole blocks of 256 falls back as
+/// llama.cpp's does (Q4_K → q5_0, Q5_K → q5_1, Q6_K → q8_0). Norms stay f32.
+#[derive(Debug, Clone, Copy)]
+pub enum KMix {
+    Q4KM,
+    Q5KM,
+    Q6K,
+}
+
+impl KMix {
+    pub const ALL: [KMix; 3] = [KMix::Q4KM, KMix::Q5KM, KMix::Q6K];
+
+    /// llama.cpp's `general.file_type` of the mix, and its name.
+    pub fn file_type(self) -> (u32, &'static str) {
+        match self {
+            KMix::Q4KM => (15, "q4_k_m"),
+            KMix::Q5KM => (17, "q5_k_m"),
+            KMix::Q6K => (18, "q6_k"),
+        }
+    }
+
+    fn dtype(self, name: &str, layers: usize, columns: usize) -> GgmlDType {
+        let layer = name
+            .strip_prefix("blk.")
+            .and_then(|r| r.split('.').next())
+            .and_then(|i| i.parse::<usize>().ok());
+        let more_bits = |i: usize| {
+            let eighth = layers / 8;
+            i < eighth || i >= 7 * layers / 8 || (i - eighth) % 3 == 2
+        };
+        let base = match self {
+            KMix::Q4KM => GgmlDType::Q4K,
+            KMix::Q5KM => GgmlDType::Q5K,
+            KMix::Q6K => GgmlDType::Q6K,
+        };
+        let wanted = if name == "token_embd.weight"
+            || ((name.contains(".attn_v.") || name.contains(".ffn_down."))
+                && layer.is_some_and(more_bits))
+        {
+            GgmlDType::Q6K
+        } else {
+            base
+        };
+        match (wanted, columns.is_multiple_of(256)) {
+            (d, true) => d,
+            (GgmlDType::Q4K, false) => GgmlDType::Q5_0,
+            (GgmlDType::Q5K, false) => GgmlDType::Q5_1,
+            _ => GgmlDType::Q8_0,
+        }
+    }
+}
+
+/// The f32 llama.cpp file `f32_file` quantized to the K-quant mix `mix` (candle's ports of
+/// ggml's reference quantizers).
+pub fn k_quants(f32_file: &[u8], mix: KMix) -> Vec<u8> {
+    let layers = f32_file_layers(f32_file);
+    rewritten(
+        f32_file,
+        |m| {
+            m.retain(|(k, _)| k != "general.file_type");
+            m.push(("general.file_type".into(), Value::U32(mix.file_type().0)));
+        },
+        |name, tensor| {
+            let dims = tensor.shape().dims().to_vec();
+            if dims.len() < 2 {
+                return tensor;
+            }
+            let values = tensor.dequantize(&Device::Cpu).expect("f32 values");
+            let dtype = mix.dtype(name, layers, dims[dims.len() - 1]);
+            QTensor::quantize(&values, dtype).expect("quantized")
+        },
+    )
+}
+
+/// A file's every tensor dequantized to f32 (what a K-quant file holds, without the q8_0
+/// rounding the loader adds).
+pub fn dequantized(file: &[u8]) -> Vec<u8> {
+    rewritten(
+        file,
+        |m| {
+            m.retain(|(k, _)| k != "general.file_type");
+            m.push(("general.file_type".into(), Value::U32(0)));
+        },
+        |_, tensor| {
+            let values = tensor.dequantize(&Device::Cpu).expect("f32 values");
+            QTensor::quantize(&values, GgmlDType::F32).expect("f32")
+        },
+    )
+}
+
+fn f32_file_layers(bytes: &[u8]) -> usize {
+    let content = Content::read(&mut Cursor::new(bytes)).expect("a real model file");
+    let arch = content.metadata["general.architecture"]
+        .to_string()
+        .expect("named")
+        .clone();
+    content.metadata[&format!("{arch}.block_count")]
+        .to_u32()
+        .expect("a layer count") as usize
 }
 
 /// One metadata entry of the file, as it is.

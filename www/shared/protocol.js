@@ -180,6 +180,8 @@ export const ERR = Object.freeze({
  * @property {string} pooling
  * @property {number} vocab_size
  * @property {number} file_bytes
+ * @property {string} [stored_dtype]     a K-quant file's type ("q4_k_m" …), converted at load to `dtype`
+ * @property {number} [converted_bytes]  then its converted weights' bytes, which the engine holds
  * @property {TrainedFrom} [trained]  present in a file made by `sr-bench train`
  */
 
