@@ -5,11 +5,18 @@
 
 alias WeightWord = u32;
 
-fn weight_byte(offset: u32) -> u32 {
-    return (w[offset >> 2u] >> ((offset & 3u) * 8u)) & 0xffu;
-}
-
 fn block_scale(offset: u32) -> f32 {
     let halves = unpack2x16float(w[offset >> 2u]);
     return select(halves.x, halves.y, (offset & 2u) != 0u);
+}
+
+// The 4 bytes at `offset` (any alignment) as one word, the first in the low byte: one word
+// when aligned, else the two it straddles.
+fn weight_word(offset: u32) -> u32 {
+    let shift = (offset & 3u) * 8u;
+    let low = w[offset >> 2u] >> shift;
+    if (shift == 0u) {
+        return low;
+    }
+    return low | (w[(offset >> 2u) + 1u] << (32u - shift));
 }
