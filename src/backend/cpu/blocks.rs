@@ -61,6 +61,18 @@ pub fn sliding_window_bias(seq: usize, half: usize) -> Result<Tensor> {
     Ok(Tensor::from_vec(values, (1, 1, seq, seq), &Device::Cpu)?)
 }
 
+/// The local layers' mask (ModernBERT's, Gemma's): the padding's `padding` plus the window of
+/// `half` tokens either side; `None` when the batch is too short for the window to mask
+/// anything (the padding's alone then does).
+pub fn local_bias(padding: &Tensor, seq: usize, half: usize) -> Result<Option<Tensor>> {
+    if seq <= half + 1 {
+        return Ok(None);
+    }
+    Ok(Some(
+        padding.broadcast_add(&sliding_window_bias(seq, half)?)?,
+    ))
+}
+
 /// The additive mask of causal attention (decoder-built embedders), `[1, 1, seq, seq]`: token
 /// `i` sees tokens `j ≤ i` (0), never later ones (a large negative). With padding on the right
 /// a token never sees padding through it, and every row keeps its first token.
@@ -130,15 +142,32 @@ pub fn repeat_kv(x: Tensor, n: usize) -> Result<Tensor> {
 /// windowed one), showing `visit` every layer's states (0 = the embeddings); the last layer's
 /// are returned.
 pub fn run_layers<L>(
-    mut x: Tensor,
+    x: Tensor,
     bias: &Tensor,
     layers: &[L],
     visit: LayerVisitor,
     forward: impl Fn(&L, &Tensor, &Tensor) -> Result<Tensor>,
 ) -> Result<Tensor> {
+    run_layers_then(x, bias, layers, visit, forward, |y| Ok(y.clone()))
+}
+
+/// [`run_layers`] for the stacks that end with a norm (the pre-norm ones: ModernBERT, Qwen3,
+/// Gemma): `final_norm` is applied to the last layer's output before `visit` sees it, as
+/// transformers returns it.
+pub fn run_layers_then<L>(
+    mut x: Tensor,
+    bias: &Tensor,
+    layers: &[L],
+    visit: LayerVisitor,
+    forward: impl Fn(&L, &Tensor, &Tensor) -> Result<Tensor>,
+    final_norm: impl Fn(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
     visit(0, &x)?;
     for (i, layer) in layers.iter().enumerate() {
         x = forward(layer, &x, bias)?;
+        if i + 1 == layers.len() {
+            x = final_norm(&x)?;
+        }
         visit(i + 1, &x)?;
     }
     Ok(x)

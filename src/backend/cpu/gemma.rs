@@ -12,7 +12,7 @@ use candle_core::Tensor;
 
 use super::activation::GateActivation;
 use super::blocks::{
-    padding_bias, run_layers, sliding_window_bias, GatedFfn, GroupedAttention, Rope, RopeTables,
+    local_bias, padding_bias, run_layers_then, GatedFfn, GroupedAttention, Rope, RopeTables,
 };
 use super::weights::{RmsNorm, Weights};
 use super::LayerVisitor;
@@ -28,8 +28,6 @@ struct Layer {
     post_ffn_norm: RmsNorm,
     /// A global layer (full attention, the global rotary base); else a local one.
     global: bool,
-    /// The final norm follows this layer.
-    last: bool,
 }
 
 impl Layer {
@@ -50,7 +48,6 @@ impl Layer {
             ffn: GatedFfn::separate(w, [&n.up, &n.gate, &n.down], GateActivation::GeluTanh)?,
             post_ffn_norm: norm(&n.post_ffn_norm)?,
             global: cfg.is_global_layer(i),
-            last: i + 1 == cfg.num_hidden_layers,
         })
     }
 }
@@ -98,20 +95,23 @@ impl Gemma {
         let seq = ids.dim(1)?;
         let (global_rope, local_rope) =
             (self.global_rope.tables(seq)?, self.local_rope.tables(seq)?);
-        let bias = padding_bias(mask)?;
-        let local_bias = bias.broadcast_add(&sliding_window_bias(seq, self.half_window)?)?;
+        let padding = padding_bias(mask)?;
+        let local_bias = local_bias(&padding, seq, self.half_window)?;
         let x = (self.words.embedding(ids)? * self.embedding_scale)?;
-        run_layers(x, &bias, &self.layers, visit, |l, x, bias| {
-            let (bias, rope) = match l.global {
-                true => (bias, &global_rope),
-                false => (&local_bias, &local_rope),
-            };
-            let y = self.layer_forward(l, x, bias, rope)?;
-            match l.last {
-                true => self.final_norm.forward(&y),
-                false => Ok(y),
-            }
-        })
+        run_layers_then(
+            x,
+            &padding,
+            &self.layers,
+            visit,
+            |l, x, padding| {
+                let (bias, rope) = match l.global {
+                    true => (padding, &global_rope),
+                    false => (local_bias.as_ref().unwrap_or(padding), &local_rope),
+                };
+                self.layer_forward(l, x, bias, rope)
+            },
+            |y| self.final_norm.forward(y),
+        )
     }
 
     fn layer_forward(

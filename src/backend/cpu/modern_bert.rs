@@ -10,8 +10,8 @@ use candle_core::Tensor;
 
 use super::activation::GateActivation;
 use super::blocks::{
-    padding_bias, rotary_attention, run_layers, sliding_window_bias, GateProjection, GatedFfn,
-    Rope, RopeTables,
+    local_bias, padding_bias, rotary_attention, run_layers_then, GateProjection, GatedFfn, Rope,
+    RopeTables,
 };
 use super::weights::{LayerNorm, Linear, Weights};
 use super::LayerVisitor;
@@ -27,8 +27,6 @@ struct Layer {
     ffn: GatedFfn,
     /// Global attention (all tokens, the global rotary base) or local (the window).
     global: bool,
-    /// The last layer ends with the final norm.
-    last: bool,
 }
 
 impl Layer {
@@ -48,7 +46,6 @@ impl Layer {
                 act,
             },
             global: true,
-            last: false,
         })
     }
 }
@@ -84,7 +81,6 @@ impl ModernBert {
                 let layer = Layer::load(w, &PreNormLayerNames::modern_bert(i), eps, act)?;
                 Ok(Layer {
                     global: cfg.is_global_layer(i),
-                    last: i + 1 == cfg.num_hidden_layers,
                     ..layer
                 })
             })
@@ -109,25 +105,22 @@ impl ModernBert {
         let seq = ids.dim(1)?;
         let global = self.global_rope.tables(seq)?;
         let local = self.local_rope.tables(seq)?;
-        // The local layers' mask: padding and the window (none where the batch is shorter).
         let padding = padding_bias(mask)?;
-        let local_bias = if seq > self.half_window + 1 {
-            Some(padding.broadcast_add(&sliding_window_bias(seq, self.half_window)?)?)
-        } else {
-            None
-        };
-        run_layers(x, &padding, &self.layers, visit, |l, x, padding| {
-            let (rope, bias) = match (l.global, &local_bias) {
-                (true, _) => (&global, padding),
-                (false, window) => (&local, window.as_ref().unwrap_or(padding)),
-            };
-            let y = self.layer_forward(l, x, bias, rope)?;
-            if l.last {
-                self.final_norm.forward(&y)
-            } else {
-                Ok(y)
-            }
-        })
+        let local_bias = local_bias(&padding, seq, self.half_window)?;
+        run_layers_then(
+            x,
+            &padding,
+            &self.layers,
+            visit,
+            |l, x, padding| {
+                let (rope, bias) = match (l.global, &local_bias) {
+                    (true, _) => (&global, padding),
+                    (false, window) => (&local, window.as_ref().unwrap_or(padding)),
+                };
+                self.layer_forward(l, x, bias, rope)
+            },
+            |y| self.final_norm.forward(y),
+        )
     }
 
     fn layer_forward(

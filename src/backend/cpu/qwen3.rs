@@ -10,7 +10,7 @@ use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
 use super::blocks::{
-    causal_bias, padding_bias, run_layers, GatedFfn, GroupedAttention, Rope, RopeTables,
+    causal_bias, padding_bias, run_layers_then, GatedFfn, GroupedAttention, Rope, RopeTables,
 };
 use super::weights::{RmsNorm, Weights};
 use super::LayerVisitor;
@@ -22,8 +22,6 @@ struct Layer {
     attention: GroupedAttention,
     ffn_norm: RmsNorm,
     ffn: GatedFfn,
-    /// The final norm follows this layer.
-    last: bool,
 }
 
 impl Layer {
@@ -34,7 +32,6 @@ impl Layer {
             attention: GroupedAttention::load(w, &n, cfg)?,
             ffn_norm: w.rms_norm(&n.ffn_norm, eps)?,
             ffn: GatedFfn::swiglu(w, &n.up, &n.gate, &n.down)?,
-            last: i + 1 == cfg.num_hidden_layers,
         })
     }
 }
@@ -71,13 +68,14 @@ impl Qwen3 {
         let rope = self.rope.tables(seq)?;
         let bias = padding_bias(mask)?.broadcast_add(&causal_bias(seq)?)?;
         let x = self.words.embedding(ids)?;
-        run_layers(x, &bias, &self.layers, visit, |l, x, bias| {
-            let y = self.layer_forward(l, x, bias, &rope)?;
-            match l.last {
-                true => self.final_norm.forward(&y),
-                false => Ok(y),
-            }
-        })
+        run_layers_then(
+            x,
+            &bias,
+            &self.layers,
+            visit,
+            |l, x, bias| self.layer_forward(l, x, bias, &rope),
+            |y| self.final_norm.forward(y),
+        )
     }
 
     fn layer_forward(
