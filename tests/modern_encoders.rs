@@ -386,6 +386,12 @@ fn k_quants_match_transformers(architecture: &str, bounds: [f32; 3]) {
             (info.stored_dtype.as_deref(), info.dtype.as_str()),
             (Some(name), "q8_0")
         );
+        // The header alone (what the page shows before loading) says the same.
+        let header = ModelFile::inspect(&file, file.len(), Default::default()).unwrap();
+        assert_eq!(
+            (&header.stored_dtype, &header.dtype, header.converted_bytes),
+            (&info.stored_dtype, &info.dtype, info.converted_bytes)
+        );
         assert!(
             info.converted_bytes.unwrap() > info.file_bytes / 2,
             "{info:?}"

@@ -162,6 +162,24 @@ mod tests {
     }
 
     #[test]
+    fn a_converted_file_counts_its_image_and_itself_while_it_converts() {
+        // A Q4_K_M MiniLM (~14 MB) whose q8_0 image is 25 MB: held as a 25 MB file, plus
+        // the file itself during the conversion.
+        let kquant = shape("q8_0", 384, 6, 256, 14_000_000);
+        let image = ModelShape {
+            converted_bytes: Some(25_000_000),
+            ..kquant.clone()
+        };
+        let as_q8_0 = shape("q8_0", 384, 6, 256, 25_000_000);
+        let (converted, plain) = (
+            estimate_worker_bytes(&image),
+            estimate_worker_bytes(&as_q8_0),
+        );
+        assert_eq!(converted, plain + 14_000_000);
+        assert!(converted > estimate_worker_bytes(&kquant));
+    }
+
+    #[test]
     fn embeddinggemma_300m_estimate_at_512_and_2048_tokens() {
         // EmbeddingGemma-300m q8_0 (~327 MB: a 262,144-row token table, 24 layers of 768, 3
         // query heads of 256 on 1 key/value head, a 1152-wide GeGLU; its context 2,048 tokens).

@@ -329,9 +329,10 @@ impl Header {
             |hf| layout.file_name(hf),
         )?;
         config.check_architecture(&info.architecture)?;
+        // The first layer's first projection: its type is the file's (llama.cpp's files).
+        let mut probe = None;
         if layout == Layout::LlamaCpp {
-            // The first layer's first projection: its type is the file's.
-            let probe = if info.architecture == "nomic-bert" {
+            let name = if info.architecture == "nomic-bert" {
                 names::weight(&GatedLayerNames::nomic_bert(0).qkv)
             } else if info.architecture == "modern-bert" {
                 names::weight(&PreNormLayerNames::modern_bert(0).qkv)
@@ -342,16 +343,25 @@ impl Header {
             };
             let weight = content
                 .tensor_infos
-                .get(&probe)
-                .ok_or_else(|| anyhow!("model file is missing tensor '{probe}'"))?;
+                .get(&name)
+                .ok_or_else(|| anyhow!("model file is missing tensor '{name}'"))?;
             info.dtype = dtype_name(weight.ggml_dtype);
+            probe = Some(weight);
         }
         if requantize::needed(&content) {
-            let (_, probe) = content
-                .tensor_infos
-                .iter()
-                .find(|(_, t)| requantize::CONVERTED.contains(&t.ggml_dtype))
-                .expect("needed: one tensor is converted");
+            // What that projection runs as after the conversion (the image's own `dtype`, so
+            // the header alone says what loading will); in our own layout, which has no such
+            // projection to probe, the first converted tensor by name.
+            let converted = |t: &&TensorInfo| requantize::CONVERTED.contains(&t.ggml_dtype);
+            let probe = probe.or_else(|| {
+                let mut names: Vec<&String> = content.tensor_infos.keys().collect();
+                names.sort();
+                names
+                    .into_iter()
+                    .map(|n| &content.tensor_infos[n])
+                    .find(converted)
+            });
+            let probe = probe.expect("needed: one tensor is converted");
             let columns = probe.shape.dims().last().copied().unwrap_or(1);
             info.stored_dtype = Some(requantize::stored_type_name(&meta, probe.ggml_dtype));
             info.dtype = dtype_name(requantize::target(probe.ggml_dtype, columns));
