@@ -16,8 +16,11 @@ use crate::error::{coded, ErrorCode};
 
 /// llama.cpp's token type for control tokens ([CLS], [SEP], …): kept as they are.
 const CONTROL: i64 = 3;
-/// llama.cpp's token type for a SentencePiece vocabulary's user-defined pieces: matched whole,
-/// before the model, as control tokens are, but plain text.
+/// llama.cpp's token type for the unknown token.
+const UNKNOWN: i64 = 2;
+/// llama.cpp's token type for user-defined pieces (a SentencePiece vocabulary's, a BPE
+/// vocabulary's added tokens): matched whole, before the model, as control tokens are, but
+/// plain text.
 const USER_DEFINED: i64 = 4;
 /// Marks a word-start piece in llama.cpp's vocabulary (a continuation piece has no mark).
 const WORD_START: char = '\u{2581}';
@@ -163,14 +166,11 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         },
         // llama.cpp's default for the base of the local layers: ModernBERT's the global one,
         // Gemma 3's 10,000.
-        local_rope_theta: if windowed {
-            Some(
-                meta.float(&key("rope.freq_base_swa"))
-                    .or_else(|e| if gemma { Ok(10_000.0) } else { Err(e) })
-                    .or_else(|_| meta.float(&key("rope.freq_base")))?,
-            )
-        } else {
-            None
+        local_rope_theta: match (windowed, meta.float(&key("rope.freq_base_swa"))) {
+            (false, _) => None,
+            (true, Ok(theta)) => Some(theta),
+            (true, Err(_)) if gemma => Some(10_000.0),
+            (true, Err(_)) => Some(meta.float(&key("rope.freq_base"))?),
         },
         global_attn_every_n_layers: if windowed {
             Some(global_period(
@@ -422,14 +422,7 @@ fn bpe_json(
     start: Option<&str>,
     end: Option<&str>,
 ) -> Result<String> {
-    let mut vocab = Map::new();
-    let mut added = Vec::new();
-    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
-        if kind == CONTROL {
-            added.push(special_added_token(id, token));
-        }
-        vocab.entry(token.clone()).or_insert(json!(id));
-    }
+    let (vocab, added) = ids_and_added_tokens(tokens, types);
     for merge in merges {
         let pair = merge.split_once(' ');
         if !pair.is_some_and(|(a, b)| vocab.contains_key(a) && vocab.contains_key(b)) {
@@ -480,20 +473,9 @@ fn sentencepiece_bpe_json(
     start: Option<&str>,
     end: Option<&str>,
 ) -> Result<String> {
-    let mut vocab = Map::new();
-    let mut added = Vec::new();
-    let mut unk = None;
-    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
-        match kind {
-            CONTROL => added.push(special_added_token(id, token)),
-            USER_DEFINED => added.push(json!({"id": id, "content": token, "single_word": false,
-                "lstrip": false, "rstrip": false, "normalized": false, "special": false})),
-            // llama.cpp's UNKNOWN.
-            2 if unk.is_none() => unk = Some(token.clone()),
-            _ => {}
-        }
-        vocab.entry(token.clone()).or_insert(json!(id));
-    }
+    let (vocab, added) = ids_and_added_tokens(tokens, types);
+    let unk = tokens.iter().zip(types).find(|(_, &kind)| kind == UNKNOWN);
+    let unk = unk.map(|(token, _)| token.clone());
     let mut merges = Vec::new();
     for (id, token) in tokens.iter().enumerate() {
         // A repeated piece merges under its first id only, as the vocabulary keeps it.
@@ -571,14 +553,7 @@ fn unigram_json(
             tokens.len()
         );
     }
-    let mut added = Vec::new();
-    let mut ids: Map<String, Json> = Map::new();
-    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
-        if kind == CONTROL {
-            added.push(special_added_token(id, token));
-        }
-        ids.entry(token.clone()).or_insert(json!(id));
-    }
+    let (ids, added) = ids_and_added_tokens(tokens, types);
     let vocab: Vec<Json> = tokens
         .iter()
         .zip(scores)
@@ -612,8 +587,28 @@ fn unigram_json(
 
 /// A control token as `tokenizers` keeps it: matched before normalisation, never split.
 fn special_added_token(id: usize, token: &str) -> Json {
+    added_token(id, token, true)
+}
+
+/// A token matched whole before normalisation, never split; `special`: a control token (a
+/// user-defined one is plain text).
+fn added_token(id: usize, token: &str, special: bool) -> Json {
     json!({"id": id, "content": token, "single_word": false, "lstrip": false, "rstrip": false,
-        "normalized": false, "special": true})
+        "normalized": false, "special": special})
+}
+
+/// A vocabulary's token → id map (a repeated token keeps its first id) and its added tokens:
+/// the control ones special, the user-defined ones plain, as llama.cpp matches both whole.
+fn ids_and_added_tokens(tokens: &[String], types: &[i64]) -> (Map<String, Json>, Vec<Json>) {
+    let mut ids = Map::new();
+    let mut added = Vec::new();
+    for (id, (token, &kind)) in tokens.iter().zip(types).enumerate() {
+        if kind == CONTROL || kind == USER_DEFINED {
+            added.push(added_token(id, token, kind == CONTROL));
+        }
+        ids.entry(token.clone()).or_insert(json!(id));
+    }
+    (ids, added)
 }
 
 /// `start A end` (and `start A end B end` for pairs) as a TemplateProcessing post-processor;
