@@ -2,9 +2,9 @@
 //! are, truncated at 256 tokens as sentence-transformers does, they match its embeddings; the
 //! random-initialised nomic-bert and ModernBERT checkpoints match transformers' embeddings of
 //! the same texts (ModernBERT's also of texts past its local window), on the CPU and on WebGPU
-//! (SwiftShader); Qwen3-Embedding's decoder (causal, grouped-query, last-token pooling) and
-//! EmbeddingGemma's (bidirectional Gemma 3 blocks, a SentencePiece vocabulary, a Dense head)
-//! on the CPU.
+//! (SwiftShader); so do Qwen3-Embedding's decoder (causal, grouped-query, last-token pooling)
+//! and EmbeddingGemma's (bidirectional Gemma 3 blocks, a SentencePiece vocabulary, a Dense
+//! head), on both too.
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
@@ -241,6 +241,24 @@ async fn nomic_bert_on_webgpu_in_the_browser_matches_transformers() {
 async fn modern_bert_on_webgpu_in_the_browser_matches_transformers() {
     for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.9993)] {
         let (reference, cpu) = random_on_webgpu("modern-bert", dtype).await;
+        assert!(reference >= bound, "{dtype}: {reference}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn qwen3_on_webgpu_in_the_browser_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.999)] {
+        let (reference, cpu) = random_on_webgpu("qwen3", dtype).await;
+        assert!(reference >= bound, "{dtype}: {reference}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn gemma_embedding_on_webgpu_in_the_browser_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.999)] {
+        let (reference, cpu) = random_on_webgpu("gemma-embedding", dtype).await;
         assert!(reference >= bound, "{dtype}: {reference}");
         assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu}");
     }

@@ -552,3 +552,21 @@ fn modern_bert_on_the_gpu_matches_transformers() {
     let ((reference, text), _) = on_the_gpu("modern-bert-silu", "f32", false);
     assert!(reference >= 0.99999, "SwiGLU: {reference} on {text:?}");
 }
+
+#[test]
+fn qwen3_on_the_gpu_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.999)] {
+        let ((reference, text), (cpu, cpu_text)) = on_the_gpu("qwen3", dtype, false);
+        assert!(reference >= bound, "{dtype}: {reference} on {text:?}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu} on {cpu_text:?}");
+    }
+}
+
+#[test]
+fn gemma_embedding_on_the_gpu_matches_transformers() {
+    for (dtype, bound) in [("f32", 0.99999), ("q8_0", 0.999)] {
+        let ((reference, text), (cpu, cpu_text)) = on_the_gpu("gemma-embedding", dtype, false);
+        assert!(reference >= bound, "{dtype}: {reference} on {text:?}");
+        assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu} on {cpu_text:?}");
+    }
+}

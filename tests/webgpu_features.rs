@@ -7,6 +7,8 @@
 
 mod common;
 #[path = "common/reference.rs"]
+// The decoders' references are the kernel tests' (tests/webgpu_kernels.rs).
+#[allow(dead_code)]
 mod reference;
 
 use candle_core::quantized::{GgmlDType, QTensor};

@@ -361,6 +361,116 @@ fn attention_with_mpnet_relative_bias_matches_the_cpu() {
     }
 }
 
+/// The decoders' attention (Qwen3's causal, Gemma 3's windowed) with grouped-query heads, on
+/// heads of 64, 128 (Qwen3-Embedding-0.6B's 16 over 8) and 256 (EmbeddingGemma-300m's 3 over
+/// 1), wider than the 64-thread workgroup.
+#[test]
+fn grouped_causal_and_windowed_attention_match_the_cpu() {
+    use webgpu::AttentionMasks;
+    let mut rng = Rng(11);
+    // (lengths, seq, heads, kv_heads, head_dim, window, causal)
+    type Case = (&'static [usize], usize, usize, usize, usize, usize, bool);
+    let cases: [Case; 5] = [
+        (&[1], 1, 2, 1, 128, 0, true),
+        (&[13, 5, 1], 13, 4, 2, 64, 0, true),
+        (&[40, 17], 40, 3, 1, 256, 9, false),
+        (&[70, 3], 70, 16, 8, 128, 0, true),
+        (&[30], 30, 4, 4, 32, 5, true),
+    ];
+    for ctx in both_reductions() {
+        for (lengths, seq, heads, kv_heads, hd, window, causal) in cases {
+            let batch = lengths.len();
+            let qkv = rng.vec(batch * seq * (heads + 2 * kv_heads) * hd, 2.0);
+            let mask = reference::lengths_to_mask(lengths, seq);
+            let masks = AttentionMasks {
+                window,
+                causal,
+                ..Default::default()
+            };
+            let dims = (batch, seq, heads, kv_heads, hd);
+            let got =
+                pollster::block_on(ctx.run_grouped_attention(&qkv, &mask, dims, masks)).unwrap();
+            let want = reference::grouped_attention(&qkv, &mask, dims, None, (window, causal));
+            let err = max_err(&got, &want);
+            println!(
+                "attention lengths {lengths:?} heads {heads}/{kv_heads}×{hd} window {window} \
+                 causal {causal}, subgroups {}: max error {err:.2e}",
+                ctx.subgroups
+            );
+            assert!(err < 1e-5, "attention {dims:?}: error {err}");
+        }
+    }
+}
+
+/// RMSNorm with and without the residual sum (Gemma's post-norms), on one value, a width off
+/// the 128-thread workgroup, and the real models' widths.
+#[test]
+fn rms_norm_matches_the_cpu() {
+    let mut rng = Rng(12);
+    for ctx in both_reductions() {
+        for (rows, cols, residual) in [
+            (1, 1, false),
+            (3, 130, true),
+            (5, 1024, false),
+            (2, 768, true),
+        ] {
+            let x = rng.vec(rows * cols, 3.0);
+            let g = rng.vec(cols, 2.0);
+            let r = residual.then(|| rng.vec(rows * cols, 1.0));
+            let got =
+                pollster::block_on(ctx.run_rms_norm(&x, &g, r.as_deref(), (rows, cols), 1e-6))
+                    .unwrap();
+            let want = reference::rms_norm(&x, &g, r.as_deref(), cols, 1e-6);
+            let err = max_err(&got, &want);
+            println!("rms norm {rows}×{cols} residual {residual}: max error {err:.2e}");
+            assert!(err < 1e-5, "rms norm {rows}×{cols}: error {err}");
+        }
+    }
+}
+
+/// The per-head query and key norms and the rotary positions, in place; the values untouched.
+#[test]
+fn head_norms_and_rotary_positions_match_the_cpu() {
+    let mut rng = Rng(13);
+    let base = 1_000_000f64;
+    for ctx in both_reductions() {
+        for (batch, seq, heads, kv_heads, hd) in
+            [(2, 7, 4, 2, 64), (1, 5, 3, 1, 256), (2, 9, 16, 8, 128)]
+        {
+            let qkv = rng.vec(batch * seq * (heads + 2 * kv_heads) * hd, 3.0);
+            let (qn, kn) = (rng.vec(hd, 2.0), rng.vec(hd, 2.0));
+            // The angles as the CPU backend's `Rope` makes them (f32).
+            let half = hd / 2;
+            let angles: Vec<f32> = (0..seq)
+                .flat_map(|p| {
+                    (0..half)
+                        .map(move |i| p as f32 / (base as f32).powf((2 * i) as f32 / hd as f32))
+                })
+                .collect();
+            let cos: Vec<f32> = angles.iter().map(|a| a.cos()).collect();
+            let sin: Vec<f32> = angles.iter().map(|a| a.sin()).collect();
+            let dims = (batch, seq, heads, kv_heads, hd);
+            let got = pollster::block_on(ctx.run_head_norm_rope(
+                &qkv,
+                (&qn, &kn),
+                (&cos, &sin),
+                dims,
+                1e-6,
+            ))
+            .unwrap();
+            let want = reference::head_norm_rope(
+                &qkv,
+                (&qn, &kn),
+                (seq, heads, kv_heads, hd),
+                (base, 1e-6),
+            );
+            let err = max_err(&got, &want);
+            println!("head norms and rotary positions {dims:?}: max error {err:.2e}");
+            assert!(err < 1e-5, "head norm rope {dims:?}: error {err}");
+        }
+    }
+}
+
 #[test]
 fn every_pooling_mode_and_l2_normalisation_match_the_cpu() {
     let ctx = gpu();

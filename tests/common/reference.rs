@@ -94,11 +94,39 @@ pub fn attention(
     (batch, seq, heads, hd): (usize, usize, usize, usize),
     relative: Option<(&[f32], usize)>,
 ) -> Vec<f64> {
+    grouped_attention(
+        qkv,
+        mask,
+        (batch, seq, heads, heads, hd),
+        relative,
+        (0, false),
+    )
+}
+
+/// [`attention`] with `kv_heads` key/value heads (query head h reads h / (heads / kv_heads)):
+/// `qkv` `[batch·seq, (heads + 2·kv_heads)·hd]`; query i sees key j only when `|i − j| <
+/// window` (0: any) and, if `causal`, `j ≤ i`. Returns `[batch·seq, heads·hd]`.
+pub fn grouped_attention(
+    qkv: &[f32],
+    mask: &[u32],
+    (batch, seq, heads, kv_heads, hd): (usize, usize, usize, usize, usize),
+    relative: Option<(&[f32], usize)>,
+    (window, causal): (usize, bool),
+) -> Vec<f64> {
     let hidden = heads * hd;
+    let stride = (heads + 2 * kv_heads) * hd;
+    let group = heads / kv_heads;
     let mut want = vec![0f64; batch * seq * hidden];
+    // part 0: query head h; parts 1 and 2: the key and value heads of h's group.
     let at = |b: usize, t: usize, part: usize, h: usize, d: usize| {
-        qkv[(b * seq + t) * 3 * hidden + part * hidden + h * hd + d] as f64
+        let offset = match part {
+            0 => h * hd,
+            1 => hidden + (h / group) * hd,
+            _ => hidden + kv_heads * hd + (h / group) * hd,
+        };
+        qkv[(b * seq + t) * stride + offset + d] as f64
     };
+    let seen = |i: usize, j: usize| (window == 0 || i.abs_diff(j) < window) && (!causal || j <= i);
     let bias = |h: usize, i: usize, j: usize| match relative {
         Some((table, buckets)) => {
             let bucket = relative_position_bucket(j as i64 - i as i64, buckets, 128);
@@ -111,7 +139,7 @@ pub fn attention(
             for i in 0..seq {
                 let scores: Vec<f64> = (0..seq)
                     .map(|j| {
-                        if mask[b * seq + j] == 0 {
+                        if mask[b * seq + j] == 0 || !seen(i, j) {
                             f64::NEG_INFINITY
                         } else {
                             (0..hd)
@@ -129,6 +157,53 @@ pub fn attention(
                     want[(b * seq + i) * hidden + h * hd + d] =
                         (0..seq).map(|j| e[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
                 }
+            }
+        }
+    }
+    want
+}
+
+/// Row-wise RMSNorm of `[rows, cols]` (`x / √(mean(x²) + eps) · g`), plus `residual`.
+pub fn rms_norm(x: &[f32], g: &[f32], residual: Option<&[f32]>, cols: usize, eps: f32) -> Vec<f64> {
+    let mut want = Vec::with_capacity(x.len());
+    for (r, row) in x.chunks(cols).enumerate() {
+        let ms = row.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / cols as f64;
+        let inv = 1.0 / (ms + eps as f64).sqrt();
+        for c in 0..cols {
+            let add = residual.map_or(0.0, |res| res[r * cols + c] as f64);
+            want.push(row[c] as f64 * inv * g[c] as f64 + add);
+        }
+    }
+    want
+}
+
+/// The decoders' query and key heads of `qkv` `[rows, (heads + 2·kv_heads)·hd]`: each head
+/// RMSNormed with the query norm `qn` or the key norm `kn`, then turned by rotary positions
+/// (rotate half: pair (c, c + hd/2) by the angle θ = position · base^(−2c/hd), position = row
+/// mod seq); the values unchanged.
+pub fn head_norm_rope(
+    qkv: &[f32],
+    (qn, kn): (&[f32], &[f32]),
+    (seq, heads, kv_heads, hd): (usize, usize, usize, usize),
+    (base, eps): (f64, f32),
+) -> Vec<f64> {
+    let stride = (heads + 2 * kv_heads) * hd;
+    let half = hd / 2;
+    let mut want: Vec<f64> = qkv.iter().map(|&v| v as f64).collect();
+    for (r, row) in qkv.chunks(stride).enumerate() {
+        let position = (r % seq) as f64;
+        for head in 0..heads + kv_heads {
+            let g = if head < heads { qn } else { kn };
+            let x = &row[head * hd..(head + 1) * hd];
+            let ms = x.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / hd as f64;
+            let inv = 1.0 / (ms + eps as f64).sqrt();
+            let normed: Vec<f64> = (0..hd).map(|c| x[c] as f64 * inv * g[c] as f64).collect();
+            for c in 0..half {
+                let theta = position * base.powf(-(2.0 * c as f64) / hd as f64);
+                let (a, b) = (normed[c], normed[c + half]);
+                let out = r * stride + head * hd;
+                want[out + c] = a * theta.cos() - b * theta.sin();
+                want[out + c + half] = b * theta.cos() + a * theta.sin();
             }
         }
     }

@@ -13,6 +13,7 @@ mod modern_bert;
 mod mpnet;
 mod nomic_bert;
 mod qwen3;
+pub(crate) use activation::GateActivation;
 pub(crate) use blocks::Rope;
 pub use mpnet::{
     position_bias as mpnet_position_bias, position_ids as mpnet_position_ids,
@@ -210,6 +211,29 @@ impl DenseHead {
     /// `x`: `[batch, seq, hidden]`.
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         self.down.forward(&self.up.forward(x)?)
+    }
+}
+
+/// A file's Dense head for a backend that pools on its own (the GPU): its pooled vectors, of
+/// any scale (the head is linear and has no bias, so scaling commutes with it), to the
+/// normalised sentence vectors, as [`CpuEncoder`] makes them.
+pub(crate) struct PooledHead(DenseHead);
+
+impl PooledHead {
+    /// `None` for a file without a head.
+    pub fn load(file: &ModelFile) -> Result<Option<Self>> {
+        let weights = weights::Weights::new(file, MatmulMode::UnpackAtLoad);
+        Ok(DenseHead::load(&weights, &file.config)?.map(Self))
+    }
+
+    pub fn apply(&self, pooled: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>> {
+        if pooled.is_empty() {
+            return Ok(pooled);
+        }
+        let (rows, width) = (pooled.len(), pooled.first().map_or(0, Vec::len));
+        let flat: Vec<f32> = pooled.into_iter().flatten().collect();
+        let x = Tensor::from_vec(flat, (rows, 1, width), &Device::Cpu)?;
+        pooling::normalize(&self.0.forward(&x)?.squeeze(1)?)
     }
 }
 

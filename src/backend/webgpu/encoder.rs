@@ -12,7 +12,8 @@ use super::buffers::{read_f32, ErrorScopes, GpuMemory, Held};
 use super::context::GpuContext;
 use super::graph::Graph;
 use super::kernels::{Activations, Shape, ATTENTION_MAX_SEQ};
-use super::weights::{Ffn, GpuWeights, Input};
+use super::weights::{Ffn, GpuWeights, Input, Stack};
+use crate::backend::cpu::PooledHead;
 use crate::error::{coded, ErrorCode};
 use crate::model::{Batching, ModelFile, TokenBatch};
 
@@ -23,6 +24,9 @@ pub struct GpuBert {
     /// the CPU backend does) and uploaded; the table itself never occupies GPU memory.
     words: QMatMul,
     weights: GpuWeights,
+    /// EmbeddingGemma's Dense head, run on the CPU on the pooled vectors read back (a few
+    /// MFLOP a sentence).
+    head: Option<PooledHead>,
     /// What the weights were planned to take before they were uploaded (equal to what the
     /// upload created: checked at load).
     weight_plan: GpuMemory,
@@ -86,22 +90,11 @@ impl GpuBert {
             "uploading {what}: the buffers created ({uploaded:?}) differ from the plan \
              ({planned:?})"
         );
-        // The widest activation is [rows, max(3·hidden, intermediate)] as stored, or the f32
-        // residual stream [rows, hidden].
-        let dims = &weights.dims;
-        let ffn_width = if weights
-            .layers
-            .iter()
-            .any(|l| matches!(l.ffn, Ffn::Gated { .. }))
-        {
-            2 * dims.inter
-        } else {
-            dims.inter
-        };
-        let widest = ((3 * dims.hidden).max(ffn_width) * ctx.activations().bytes())
-            .max(dims.hidden * 4) as u64;
+        // The widest activation row: the fused QKV or feed-forward projection's, or the f32
+        // residual stream's.
+        let widest = weights.widest_row_bytes(ctx.activations().bytes()) as u64;
         ensure!(
-            weights.final_norm.is_none() || ctx.activations() == Activations::F32,
+            !weights.needs_f32_activations() || ctx.activations() == Activations::F32,
             "pre-norm layers need f32 activations on the GPU"
         );
         let max_binding = ctx
@@ -126,6 +119,7 @@ impl GpuBert {
             ctx,
             words,
             weights,
+            head: PooledHead::load(file)?,
             weight_plan: planned,
             slots: Default::default(),
             busy: Cell::new(false),
@@ -138,7 +132,7 @@ impl GpuBert {
         let one = this
             .ctx
             .device
-            .plan(|| async { Ok(Graph::encoder(&this.ctx, &this.weights, rows, batch)) })
+            .plan(|| async { Ok(Graph::new(&this.ctx, &this.weights, rows, batch)) })
             .await?;
         let mut two = one;
         two.add_all(&one);
@@ -267,6 +261,12 @@ impl GpuBert {
                     layer_norm_no_bias(row, gamma, *eps);
                 }
             }
+            // As the CPU backend scales them (f32 products).
+            Input::Scaled(scale) => {
+                if *scale != 1.0 {
+                    words.iter_mut().for_each(|v| *v *= scale);
+                }
+            }
         }
         let tables: Vec<(Vec<f32>, Vec<f32>)> = self
             .weights
@@ -291,7 +291,7 @@ impl GpuBert {
             *self.slots[slot].borrow_mut() = None;
             let device = &self.ctx.device;
             let need = device
-                .plan(|| async { Ok(Graph::encoder(&self.ctx, &self.weights, rows, batch_cap)) })
+                .plan(|| async { Ok(Graph::new(&self.ctx, &self.weights, rows, batch_cap)) })
                 .await?;
             let what = format!("a batch of {batch_cap} sentences ({rows} tokens)");
             device.check_fits(&what, &need)?;
@@ -303,7 +303,7 @@ impl GpuBert {
             if let Some((rows, batch_cap)) = grow {
                 let device = &self.ctx.device;
                 let before = device.memory();
-                let graph = Graph::encoder(&self.ctx, &self.weights, rows, batch_cap);
+                let graph = Graph::new(&self.ctx, &self.weights, rows, batch_cap);
                 let _memory = device.hold(device.memory().since(&before));
                 *cell = Some(Slot { graph, _memory });
             }
@@ -327,7 +327,11 @@ impl GpuBert {
         )
         .await?;
         self.ctx.check()?;
-        Ok(flat.chunks(hidden).map(<[f32]>::to_vec).collect())
+        let pooled = flat.chunks(hidden).map(<[f32]>::to_vec).collect();
+        match &self.head {
+            Some(head) => head.apply(pooled),
+            None => Ok(pooled),
+        }
     }
 
     /// Bytes of the model's weights on the GPU (every buffer the upload created).
@@ -342,19 +346,34 @@ impl GpuBert {
         let input = match w.input {
             Input::Table { .. } => 2,
             Input::TypeRow { .. } => 1,
-            Input::Normed { .. } => 0,
+            Input::Normed { .. } | Input::Scaled(_) => 0,
         };
-        let layers: usize = w
-            .layers
-            .iter()
-            .map(|l| {
-                let gated = usize::from(matches!(l.ffn, Ffn::Gated { .. }));
-                let pre_norm_without_first =
-                    usize::from(w.final_norm.is_some() && l.attention_norm.is_none());
-                7 + usize::from(l.rotary.is_some()) + gated - pre_norm_without_first
-            })
-            .sum();
-        input + layers + usize::from(w.final_norm.is_some()) + 1
+        let (layers, final_norm): (usize, bool) = match &w.stack {
+            Stack::Encoder { layers, final_norm } => (
+                layers
+                    .iter()
+                    .map(|l| {
+                        let gated = usize::from(matches!(l.ffn, Ffn::Gated { .. }));
+                        let pre_norm_without_first =
+                            usize::from(final_norm.is_some() && l.attention_norm.is_none());
+                        7 + usize::from(l.rotary.is_some()) + gated - pre_norm_without_first
+                    })
+                    .sum(),
+                final_norm.is_some(),
+            ),
+            // 9 a layer, 2 more for Gemma's post-norms.
+            Stack::Decoder { layers, .. } => (
+                layers
+                    .iter()
+                    .map(|l| {
+                        9 + usize::from(l.post_attention_norm.is_some())
+                            + usize::from(l.post_ffn_norm.is_some())
+                    })
+                    .sum(),
+                true,
+            ),
+        };
+        input + layers + usize::from(final_norm) + 1
     }
 }
 

@@ -6,13 +6,15 @@
 //! BERT and MPNet record the same steps; what differs lives in their [`GpuWeights`] (MPNet's
 //! relative-position bias, the weights' formats, the pooling mode). nomic-bert adds rotary
 //! positions and a gated feed-forward to the same post-norm layer; ModernBERT's pre-norm
-//! layers are recorded in their own order.
+//! layers are recorded in their own order; the decoder-built embedders' (Qwen3, Gemma 3)
+//! RMSNorm layers in theirs ([`Graph::decoder`]).
 
 use super::buffers::{f32_bytes, params_bytes, record, staging, storage, u32_bytes, uniform, Step};
 use super::context::GpuContext;
 use super::kernels::{Op, Shape};
 use super::params::{FLAG_GELU, FLAG_RESIDUAL};
-use super::weights::{Dims, Ffn, GpuWeights, Input, Layer, Linear};
+use super::weights::{DecoderLayer, Dims, Ffn, GpuWeights, Input, Layer, Linear, Norm, Stack};
+use crate::backend::cpu::GateActivation;
 
 /// Activation buffers and the steps bound to them; grown (rebuilt) when a batch does not fit.
 pub(crate) struct Graph {
@@ -34,7 +36,67 @@ pub(crate) struct Graph {
     steps: Vec<Step>,
 }
 
+/// The buffers every graph has: the inputs written per batch and the pooled output.
+struct Io {
+    x: wgpu::Buffer,
+    mask: wgpu::Buffer,
+    pooled: wgpu::Buffer,
+    tables: Vec<(wgpu::Buffer, wgpu::Buffer)>,
+}
+
+impl Io {
+    fn new(ctx: &GpuContext, w: &GpuWeights, rows: usize, batch: usize) -> Self {
+        let d = &ctx.device;
+        let hidden = w.dims.hidden;
+        // The rotary tables' cosines and sines, `[seq, head_dim / 2]` each (seq ≤ rows).
+        let half = w.dims.head_dim / 2;
+        let tables = w
+            .rotary
+            .iter()
+            .map(|_| {
+                let table = |label| storage(d, label, (rows * half * 4).max(4) as u64);
+                (table("rope cos"), table("rope sin"))
+            })
+            .collect();
+        Self {
+            x: storage(d, "x", (rows * hidden * 4) as u64),
+            mask: storage(d, "mask", (rows * 4) as u64),
+            pooled: storage(d, "pooled", (batch * hidden * 4) as u64),
+            tables,
+        }
+    }
+}
+
 impl Graph {
+    /// The steps of `w`'s layers for up to `rows` tokens and `batch` sentences.
+    pub fn new(ctx: &GpuContext, w: &GpuWeights, rows: usize, batch: usize) -> Self {
+        let io = Io::new(ctx, w, rows, batch);
+        let (params, steps) = match &w.stack {
+            Stack::Encoder { layers, final_norm } => {
+                Self::encoder(ctx, w, (layers, final_norm.as_ref()), &io, rows)
+            }
+            Stack::Decoder {
+                layers,
+                act,
+                causal,
+                final_norm,
+            } => Self::decoder(ctx, w, (layers, *act, *causal, final_norm), &io, rows),
+        };
+        let hidden = w.dims.hidden;
+        Self {
+            rows,
+            batch,
+            readback: staging(&ctx.device, (batch * hidden * 4) as u64),
+            x: io.x,
+            mask: io.mask,
+            pooled: io.pooled,
+            width: hidden,
+            tables: io.tables,
+            params,
+            steps,
+        }
+    }
+
     /// The encoder's steps. Post-norm (BERT, MPNet, nomic-bert): the embedding sum and its
     /// LayerNorm (nomic-bert's sum is made on the CPU), then per layer QKV matmul, rotary
     /// positions (nomic-bert), attention (+ MPNet's relative bias), output projection +
@@ -43,7 +105,13 @@ impl Graph {
     /// layer 0), QKV matmul, rotary positions, attention (in the window on local layers),
     /// output projection + residual, LayerNorm, FFN-in, gated middle, FFN-out + residual; then
     /// the final LayerNorm. Then pooling + L2.
-    pub fn encoder(ctx: &GpuContext, w: &GpuWeights, rows: usize, batch: usize) -> Self {
+    fn encoder(
+        ctx: &GpuContext,
+        w: &GpuWeights,
+        (layers, final_norm): (&[Layer], Option<&Norm>),
+        io: &Io,
+        rows: usize,
+    ) -> (wgpu::Buffer, Vec<Step>) {
         let d = &ctx.device;
         let Dims {
             hidden,
@@ -55,12 +123,10 @@ impl Graph {
         } = w.dims;
         // The residual stream `x` (the word rows, then each sum LayerNorm reads) stays f32;
         // the other activations are stored as `ctx.activations()` (f16: half the bytes).
-        let value_bytes = ctx.activations().bytes();
-        let act =
-            |label: &str, width: usize| storage(d, label, (rows * width * value_bytes) as u64);
-        let pre_norm = w.final_norm.is_some();
-        let gated = w.layers.iter().any(|l| matches!(l.ffn, Ffn::Gated { .. }));
-        let x = storage(d, "x", (rows * hidden * 4) as u64);
+        let act = activation_buffers(ctx, rows);
+        let pre_norm = final_norm.is_some();
+        let gated = layers.iter().any(|l| matches!(l.ffn, Ffn::Gated { .. }));
+        let x = &io.x;
         // Pre-norm layers add both residuals to the f32 stream: it alternates between x and x2.
         let x2 = pre_norm.then(|| storage(d, "x2", (rows * hidden * 4) as u64));
         let h = act("h", hidden);
@@ -69,26 +135,18 @@ impl Graph {
         let qkv = act("qkv", 3 * hidden);
         let ffn = act("intermediate", inter);
         let gate_up = gated.then(|| act("gate and up", 2 * inter));
-        let mask = storage(d, "mask", (rows * 4) as u64);
-        let pooled = storage(d, "pooled", (batch * hidden * 4) as u64);
-        // The rotary tables' cosines and sines, `[seq, head_dim / 2]` each (seq ≤ rows).
+        let (mask, pooled, tables) = (&io.mask, &io.pooled, &io.tables);
         let half = head_dim / 2;
-        let tables: Vec<(wgpu::Buffer, wgpu::Buffer)> = w
-            .rotary
-            .iter()
-            .map(|_| {
-                let table = |label| storage(d, label, (rows * half * 4).max(4) as u64);
-                (table("rope cos"), table("rope sin"))
-            })
-            .collect();
         // BERT binds a placeholder where MPNet's bias table goes (the kernel does not read it).
         let no_bias = storage(d, "no relative bias", 4);
         let relative_bias = w.relative_bias.as_ref();
         let attention = |window| Op::Attention {
             heads,
+            kv_heads: heads,
             head_dim,
             relative_bias: relative_bias.is_some(),
             window,
+            causal: false,
         };
         let relative_bias = relative_bias.unwrap_or(&no_bias);
 
@@ -109,22 +167,22 @@ impl Graph {
             } => ops.extend([
                 (
                     Op::EmbedAdd { cols: hidden },
-                    vec![&x, positions, token_type0],
+                    vec![x, positions, token_type0],
                 ),
-                (norm, vec![&x, &n.g, &n.b, &h]),
+                (norm, vec![x, &n.g, &n.b, &h]),
             ]),
-            Input::TypeRow { norm: n, .. } => ops.push((norm, vec![&x, &n.g, &n.b, &h])),
-            Input::Normed { .. } => {}
+            Input::TypeRow { norm: n, .. } => ops.push((norm, vec![x, &n.g, &n.b, &h])),
+            Input::Normed { .. } | Input::Scaled(_) => {}
         }
-        for l in &w.layers {
+        for l in layers {
             // What the QKV matmul reads: post-norm the normed stream h; pre-norm the stream
             // normed here (or, in ModernBERT's layer 0, the normed input itself).
             let qkv_input = match (pre_norm, &l.attention_norm) {
                 (true, Some(n)) => {
-                    ops.push((norm, vec![&x, &n.g, &n.b, &h]));
+                    ops.push((norm, vec![x, &n.g, &n.b, &h]));
                     &h
                 }
-                (true, None) => &x,
+                (true, None) => x,
                 (false, _) => &h,
             };
             ops.push((
@@ -136,20 +194,20 @@ impl Graph {
             }
             ops.push((
                 attention(l.window),
-                vec![&qkv, &mask, relative_bias, &context],
+                vec![&qkv, mask, relative_bias, &context],
             ));
             if let Some(x2) = &x2 {
                 // x2 = x + out(context); x = x2 + down(ffn(norm(x2))).
                 ops.push((
                     matmul(hidden, hidden, FLAG_RESIDUAL, &l.attention_out),
-                    vec![&context, &l.attention_out.w, &l.attention_out.b, &x, x2],
+                    vec![&context, &l.attention_out.w, &l.attention_out.b, x, x2],
                 ));
                 let n = &l.output_norm;
                 ops.push((norm, vec![x2, &n.g, &n.b, &h2]));
                 ops.extend(ffn_in(l, &h2, gate_up.as_ref(), &ffn, (hidden, inter)));
                 ops.push((
                     matmul(hidden, inter, FLAG_RESIDUAL, &l.output),
-                    vec![&ffn, &l.output.w, &l.output.b, x2, &x],
+                    vec![&ffn, &l.output.w, &l.output.b, x2, x],
                 ));
                 continue;
             }
@@ -157,40 +215,144 @@ impl Graph {
             ops.extend([
                 (
                     matmul(hidden, hidden, FLAG_RESIDUAL, &l.attention_out),
-                    vec![&context, &l.attention_out.w, &l.attention_out.b, &h, &x],
+                    vec![&context, &l.attention_out.w, &l.attention_out.b, &h, x],
                 ),
-                (norm, vec![&x, &attention_norm.g, &attention_norm.b, &h2]),
+                (norm, vec![x, &attention_norm.g, &attention_norm.b, &h2]),
             ]);
             ops.extend(ffn_in(l, &h2, gate_up.as_ref(), &ffn, (hidden, inter)));
             ops.extend([
                 (
                     matmul(hidden, inter, FLAG_RESIDUAL, &l.output),
-                    vec![&ffn, &l.output.w, &l.output.b, &h2, &x],
+                    vec![&ffn, &l.output.w, &l.output.b, &h2, x],
                 ),
-                (norm, vec![&x, &l.output_norm.g, &l.output_norm.b, &h]),
+                (norm, vec![x, &l.output_norm.g, &l.output_norm.b, &h]),
             ]);
         }
-        if let Some(n) = &w.final_norm {
-            ops.push((norm, vec![&x, &n.g, &n.b, &h]));
+        if let Some(n) = final_norm {
+            ops.push((norm, vec![x, &n.g, &n.b, &h]));
         }
         let pool = Op::PoolL2 {
             dim: hidden,
             pooling: w.pooling,
         };
-        ops.push((pool, vec![&h, &mask, &pooled]));
-        let (params, steps) = bind_steps(ctx, &ops);
-        Self {
-            rows,
-            batch,
-            readback: staging(d, (batch * hidden * 4) as u64),
-            x,
-            mask,
-            pooled,
-            width: hidden,
-            tables,
-            params,
-            steps,
+        ops.push((pool, vec![&h, mask, pooled]));
+        bind_steps(ctx, &ops)
+    }
+
+    /// The decoder-built embedders' steps (Qwen3, Gemma 3; the input rows scaled on the
+    /// CPU). Per layer: RMSNorm, QKV matmul, the per-head norms and rotary positions,
+    /// attention (causal, or in the window on Gemma's local layers), the output projection
+    /// added to the stream (Gemma: normed first, then added), RMSNorm, the gate-and-up matmul,
+    /// its gated middle, the down projection added as the attention's. Then the final RMSNorm
+    /// and pooling + L2. The stream alternates between `x` and `x2`, as ModernBERT's.
+    fn decoder(
+        ctx: &GpuContext,
+        w: &GpuWeights,
+        (layers, act, causal, final_norm): (&[DecoderLayer], GateActivation, bool, &wgpu::Buffer),
+        io: &Io,
+        rows: usize,
+    ) -> (wgpu::Buffer, Vec<Step>) {
+        let d = &ctx.device;
+        let Dims {
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            inter,
+            eps,
+            ..
+        } = w.dims;
+        let act_buffer = activation_buffers(ctx, rows);
+        let (q_width, qkv_width) = (heads * head_dim, (heads + 2 * kv_heads) * head_dim);
+        let x = &io.x;
+        let x2 = storage(d, "x2", (rows * hidden * 4) as u64);
+        let h = act_buffer("h", hidden);
+        let qkv = act_buffer("qkv", qkv_width);
+        let context = act_buffer("context", q_width);
+        let gate_up = act_buffer("gate and up", 2 * inter);
+        let ffn = act_buffer("intermediate", inter);
+        // Gemma's blocks' outputs before their norms.
+        let post_norms = layers
+            .iter()
+            .any(|l| l.post_attention_norm.is_some() || l.post_ffn_norm.is_some());
+        let block = post_norms.then(|| act_buffer("block output", hidden));
+        let no_bias = storage(d, "no relative bias", 4);
+        let norm = |residual| Op::RmsNorm {
+            cols: hidden,
+            eps,
+            residual,
+        };
+        let mut ops: Vec<(Op, Vec<&wgpu::Buffer>)> = Vec::new();
+        for l in layers {
+            // The norms without a residual bind their input where it would go (unread).
+            ops.push((norm(false), vec![x, &l.attention_norm, x, &h]));
+            ops.push((
+                Op::Matmul {
+                    n: qkv_width,
+                    k: hidden,
+                    flags: 0,
+                    format: l.qkv.format,
+                },
+                vec![&h, &l.qkv.w, &l.qkv.b, &h, &qkv],
+            ));
+            let (cos, sin) = &io.tables[l.rotary];
+            ops.push((
+                Op::HeadNormRope {
+                    heads,
+                    kv_heads,
+                    half: head_dim / 2,
+                    eps,
+                },
+                vec![&qkv, &l.query_norm, &l.key_norm, cos, sin],
+            ));
+            ops.push((
+                Op::Attention {
+                    heads,
+                    kv_heads,
+                    head_dim,
+                    relative_bias: false,
+                    window: l.window,
+                    causal,
+                },
+                vec![&qkv, &io.mask, &no_bias, &context],
+            ));
+            let post = l.post_attention_norm.as_ref();
+            let io_of = |input, k, from, to| Block {
+                input,
+                k,
+                n: hidden,
+                from,
+                to,
+                scratch: block.as_ref(),
+            };
+            add_block(
+                &mut ops,
+                io_of(&context, q_width, x, &x2),
+                &l.attention_out,
+                post,
+                eps,
+            );
+            ops.push((norm(false), vec![&x2, &l.ffn_norm, &x2, &h]));
+            ops.push((
+                Op::Matmul {
+                    n: 2 * inter,
+                    k: hidden,
+                    flags: 0,
+                    format: l.up_gate.format,
+                },
+                vec![&h, &l.up_gate.w, &l.up_gate.b, &h, &gate_up],
+            ));
+            ops.push((Op::Glu { inter, act }, vec![&gate_up, &ffn]));
+            let post = l.post_ffn_norm.as_ref();
+            add_block(&mut ops, io_of(&ffn, inter, &x2, x), &l.down, post, eps);
         }
+        ops.push((norm(false), vec![x, final_norm, x, &h]));
+        let pool = Op::PoolL2 {
+            dim: hidden,
+            pooling: w.pooling,
+        };
+        ops.push((pool, vec![&h, &io.mask, &io.pooled]));
+        bind_steps(ctx, &ops)
     }
 
     /// Writes a batch of `shape` (its word rows `[rows, hidden]` and mask), records the steps
@@ -250,22 +412,77 @@ fn ffn_in<'a>(
             matmul(inter, FLAG_GELU, linear),
             vec![input, &linear.w, &linear.b, input, ffn],
         )],
-        (Ffn::Gated { up_gate, silu }, Some(gate_up)) => vec![
+        (Ffn::Gated { up_gate, act }, Some(gate_up)) => vec![
             (
                 matmul(2 * inter, 0, up_gate),
                 vec![input, &up_gate.w, &up_gate.b, input, gate_up],
             ),
-            (Op::Glu { inter, silu: *silu }, vec![gate_up, ffn]),
+            (Op::Glu { inter, act: *act }, vec![gate_up, ffn]),
         ],
         (Ffn::Gated { .. }, None) => unreachable!("a graph with gated layers has the buffer"),
+    }
+}
+
+/// A maker of activation buffers of `rows` rows of a width, stored as `ctx.activations()`.
+fn activation_buffers(ctx: &GpuContext, rows: usize) -> impl Fn(&str, usize) -> wgpu::Buffer + '_ {
+    let value_bytes = ctx.activations().bytes();
+    move |label, width| storage(&ctx.device, label, (rows * width * value_bytes) as u64)
+}
+
+/// Where a decoder block's output goes: `to = from + post_norm(input·linearᵀ)`, through
+/// `scratch` when there is a post-norm.
+struct Block<'a> {
+    input: &'a wgpu::Buffer,
+    /// The projection's input and output widths.
+    k: usize,
+    n: usize,
+    from: &'a wgpu::Buffer,
+    to: &'a wgpu::Buffer,
+    scratch: Option<&'a wgpu::Buffer>,
+}
+
+/// A decoder block's output projection added to the stream: by the matmul itself, or (Gemma)
+/// into the scratch buffer, RMSNormed with `post_norm` and added by the norm.
+fn add_block<'a>(
+    ops: &mut Vec<(Op, Vec<&'a wgpu::Buffer>)>,
+    b: Block<'a>,
+    linear: &'a Linear,
+    post_norm: Option<&'a wgpu::Buffer>,
+    eps: f32,
+) {
+    let matmul = |flags| Op::Matmul {
+        n: b.n,
+        k: b.k,
+        flags,
+        format: linear.format,
+    };
+    match (post_norm, b.scratch) {
+        (Some(gamma), Some(scratch)) => ops.extend([
+            (
+                matmul(0),
+                vec![b.input, &linear.w, &linear.b, b.input, scratch],
+            ),
+            (
+                Op::RmsNorm {
+                    cols: b.n,
+                    eps,
+                    residual: true,
+                },
+                vec![scratch, gamma, b.from, b.to],
+            ),
+        ]),
+        _ => ops.push((
+            matmul(FLAG_RESIDUAL),
+            vec![b.input, &linear.w, &linear.b, b.from, b.to],
+        )),
     }
 }
 
 /// One uniform buffer with an aligned parameter slot per op, and the ops bound to it.
 fn bind_steps(ctx: &GpuContext, ops: &[(Op, Vec<&wgpu::Buffer>)]) -> (wgpu::Buffer, Vec<Step>) {
     let align = u64::from(ctx.limits.min_uniform_buffer_offset_alignment);
-    // The largest parameter block is 32 bytes.
-    let stride = 32u64.next_multiple_of(align);
+    // The largest parameter block (the attention's) is 48 bytes.
+    let stride = 48u64.next_multiple_of(align);
     let params = uniform(&ctx.device, "params", stride * ops.len() as u64);
     let steps = ops
         .iter()

@@ -7,10 +7,11 @@
 use anyhow::{bail, Result};
 
 use super::params::{
-    AttentionParams, ElementwiseParams, GluParams, LayerNormParams, MatmulParams, PoolingParams,
-    RopeParams, UniformParams, FLAG_RESIDUAL, GLU_GELU, GLU_SILU, POOL_CLS, POOL_LAST, POOL_MAX,
-    POOL_MEAN,
+    AttentionParams, ElementwiseParams, GluParams, HeadNormRopeParams, LayerNormParams,
+    MatmulParams, PoolingParams, RmsNormParams, RopeParams, UniformParams, FLAG_RESIDUAL, GLU_GELU,
+    GLU_GELU_TANH, GLU_SILU, POOL_CLS, POOL_LAST, POOL_MAX, POOL_MEAN,
 };
+use crate::backend::cpu::GateActivation;
 use crate::model::Pooling;
 
 const COMMON: &str = include_str!("wgsl/common.wgsl");
@@ -20,6 +21,8 @@ const WEIGHTS_BLOCKS: &str = include_str!("wgsl/weights_blocks.wgsl");
 const WEIGHTS_Q8_0: &str = include_str!("wgsl/weights_q8_0.wgsl");
 const WEIGHTS_Q4_0: &str = include_str!("wgsl/weights_q4_0.wgsl");
 const LAYERNORM: &str = include_str!("wgsl/layernorm.wgsl");
+const RMS_NORM: &str = include_str!("wgsl/rms_norm.wgsl");
+const HEAD_NORM_ROPE: &str = include_str!("wgsl/head_norm_rope.wgsl");
 const ATTENTION: &str = include_str!("wgsl/attention.wgsl");
 const POOLING: &str = include_str!("wgsl/pooling.wgsl");
 const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
@@ -84,8 +87,11 @@ const MATMUL_OUT_F32: &str = "alias Out = f32;\n";
 
 /// Output tile of the matmul kernel (rows and columns per workgroup).
 const MATMUL_TILE: u32 = 64;
-/// Threads per workgroup of the attention kernel; `head_dim` must divide it.
+/// Threads per workgroup of the attention kernel; `head_dim` must divide it or be a multiple
+/// of it, up to [`ATTENTION_MAX_HEAD_DIM`].
 const ATTENTION_THREADS: usize = 64;
+/// Widest head the attention kernel holds in workgroup memory (Gemma 3's 256).
+const ATTENTION_MAX_HEAD_DIM: usize = 256;
 /// Longest sequence the attention kernel holds in workgroup memory (and the span of MPNet's
 /// relative-position bias table: distances −511..=511).
 pub(crate) const ATTENTION_MAX_SEQ: usize = 512;
@@ -137,6 +143,8 @@ impl WeightFormat {
 pub(crate) struct Kernels {
     matmul: [[wgpu::ComputePipeline; 2]; 3],
     layer_norm: wgpu::ComputePipeline,
+    rms_norm: wgpu::ComputePipeline,
+    head_norm_rope: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
     pooling: wgpu::ComputePipeline,
     embed_add: wgpu::ComputePipeline,
@@ -167,13 +175,15 @@ impl Kernels {
                 cache: None,
             })
         };
-        let [layer_norm, attention, pooling, elementwise, rope, glu] =
+        let [layer_norm, rms_norm, head_norm_rope, attention, pooling, elementwise, rope, glu] =
             sources(subgroups, act).map(|(label, parts)| module(label, &parts));
         Self {
             matmul: matmul_sources(act).map(|outputs| {
                 outputs.map(|(label, parts)| pipeline(label, &module(label, &parts), "main"))
             }),
             layer_norm: pipeline("layer_norm", &layer_norm, "main"),
+            rms_norm: pipeline("rms_norm", &rms_norm, "main"),
+            head_norm_rope: pipeline("head_norm_rope", &head_norm_rope, "main"),
             attention: pipeline("attention", &attention, "main"),
             pooling: pipeline("pooling", &pooling, "main"),
             embed_add: pipeline("embed_add", &elementwise, "embed_add"),
@@ -191,6 +201,8 @@ impl Kernels {
                 &self.matmul[*format as usize][usize::from(flags & FLAG_RESIDUAL != 0)]
             }
             Op::LayerNorm { .. } => &self.layer_norm,
+            Op::RmsNorm { .. } => &self.rms_norm,
+            Op::HeadNormRope { .. } => &self.head_norm_rope,
             Op::Attention { .. } => &self.attention,
             Op::PoolL2 { .. } => &self.pooling,
             Op::EmbedAdd { .. } => &self.embed_add,
@@ -219,7 +231,7 @@ fn matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 
 /// files (the reductions' `reduce_sum` / `reduce_max` with or without subgroups), after the
 /// `Act` alias. The element-wise kernels work on the f32 residual stream only; rotary positions
 /// and the gated feed-forward's middle on activations.
-fn sources(subgroups: bool, act: Activations) -> [(&'static str, Vec<&'static str>); 6] {
+fn sources(subgroups: bool, act: Activations) -> [(&'static str, Vec<&'static str>); 8] {
     let (enable, reduce) = if subgroups {
         (ENABLE_SUBGROUPS, REDUCE_SUBGROUP)
     } else {
@@ -230,6 +242,20 @@ fn sources(subgroups: bool, act: Activations) -> [(&'static str, Vec<&'static st
         (
             "layer_norm",
             vec![enable, act, LayerNormParams::WGSL, LAYERNORM, reduce],
+        ),
+        (
+            "rms_norm",
+            vec![enable, RmsNormParams::WGSL, RMS_NORM, reduce],
+        ),
+        (
+            "head_norm_rope",
+            vec![
+                enable,
+                act,
+                HeadNormRopeParams::WGSL,
+                HEAD_NORM_ROPE,
+                reduce,
+            ],
         ),
         (
             "attention",
@@ -287,15 +313,36 @@ pub(crate) enum Op {
     },
     /// Row-wise LayerNorm of `[rows, cols]`: x, gamma, beta, y.
     LayerNorm { cols: usize, eps: f32 },
-    /// Masked multi-head attention of `[batch·seq, 3·heads·head_dim]`, plus MPNet's
-    /// relative-position bias (`[heads, 2·ATTENTION_MAX_SEQ − 1]`) when `relative_bias`:
-    /// qkv, mask, bias (unread without), context.
+    /// Row-wise RMSNorm of `[rows, cols]`, plus `residual` when asked: x, gamma, residual
+    /// (unread without), y. All f32.
+    RmsNorm {
+        cols: usize,
+        eps: f32,
+        residual: bool,
+    },
+    /// Per-head RMSNorm, then rotary positions, in place on the queries and keys of
+    /// `[batch·seq, (heads + 2·kv_heads)·2·half]`: qkv, query norm `[2·half]`, key norm
+    /// `[2·half]`, cos `[seq, half]`, sin `[seq, half]`.
+    HeadNormRope {
+        heads: usize,
+        kv_heads: usize,
+        half: usize,
+        eps: f32,
+    },
+    /// Masked multi-head attention of `[batch·seq, (heads + 2·kv_heads)·head_dim]` (query
+    /// head h reads key/value head h·kv_heads/heads), plus MPNet's relative-position bias
+    /// (`[heads, 2·ATTENTION_MAX_SEQ − 1]`) when `relative_bias`: qkv, mask, bias (unread
+    /// without), context `[batch·seq, heads·head_dim]`.
     Attention {
         heads: usize,
+        kv_heads: usize,
         head_dim: usize,
         relative_bias: bool,
-        /// ModernBERT's local layers: a key is seen when `|key − query| < window` (0: all).
+        /// Local layers (ModernBERT's, Gemma's): a key is seen when `|key − query| < window`
+        /// (0: all).
         window: usize,
+        /// Keys after the query are not seen (Qwen3).
+        causal: bool,
     },
     /// Pooling over the mask (mean, first, last or max token), then L2 normalisation,
     /// `[batch·seq, dim]` → `[batch, dim]`: x, mask, pooled.
@@ -305,9 +352,9 @@ pub(crate) enum Op {
     /// Rotary positions in place on the queries and keys of `[batch·seq, 3·heads·2·half]`:
     /// qkv, cos `[seq, half]`, sin `[seq, half]`.
     Rope { heads: usize, half: usize },
-    /// `y[r, j] = act(x[r, j]) · x[r, inter + j]` (SwiGLU when `silu`, else GeGLU), x
+    /// `y[r, j] = act(x[r, j]) · x[r, inter + j]` (SwiGLU, GeGLU or Gemma's tanh GeGLU), x
     /// `[rows, 2·inter]`: x, y.
-    Glu { inter: usize, silu: bool },
+    Glu { inter: usize, act: GateActivation },
     /// `x = gelu(x)` in place over `rows` values: x. Only to measure the approximation (the
     /// matmul fuses GELU), so only in the kernel tests.
     #[cfg(feature = "testing")]
@@ -319,6 +366,8 @@ pub(crate) enum Op {
 pub(crate) enum Params {
     Matmul(MatmulParams),
     LayerNorm(LayerNormParams),
+    RmsNorm(RmsNormParams),
+    HeadNormRope(HeadNormRopeParams),
     Attention(AttentionParams),
     Pooling(PoolingParams),
     Elementwise(ElementwiseParams),
@@ -331,6 +380,8 @@ impl Params {
         match self {
             Self::Matmul(p) => p.as_bytes(),
             Self::LayerNorm(p) => p.as_bytes(),
+            Self::RmsNorm(p) => p.as_bytes(),
+            Self::HeadNormRope(p) => p.as_bytes(),
             Self::Attention(p) => p.as_bytes(),
             Self::Pooling(p) => p.as_bytes(),
             Self::Elementwise(p) => p.as_bytes(),
@@ -357,17 +408,46 @@ impl Op {
                 eps,
                 _pad: 0,
             }),
+            Op::RmsNorm {
+                cols,
+                eps,
+                residual,
+            } => Params::RmsNorm(RmsNormParams {
+                rows: u(s.rows),
+                cols: u(cols),
+                eps,
+                residual: u32::from(residual),
+            }),
+            Op::HeadNormRope {
+                heads,
+                kv_heads,
+                half,
+                eps,
+            } => Params::HeadNormRope(HeadNormRopeParams {
+                rows: u(s.rows),
+                seq: u(s.seq),
+                heads: u(heads),
+                kv_heads: u(kv_heads),
+                half: u(half),
+                eps,
+                ..Default::default()
+            }),
             Op::Attention {
                 heads,
+                kv_heads,
                 head_dim,
                 relative_bias,
                 window,
+                causal,
             } => Params::Attention(AttentionParams {
                 batch: u(s.batch),
                 seq: u(s.seq),
                 heads: u(heads),
                 head_dim: u(head_dim),
-                hidden: u(heads * head_dim),
+                stride: u((heads + 2 * kv_heads) * head_dim),
+                k_offset: u(heads * head_dim),
+                v_offset: u((heads + kv_heads) * head_dim),
+                group: u(heads / kv_heads.max(1)),
                 scale: 1.0 / (head_dim as f32).sqrt(),
                 rel_span: if relative_bias {
                     u(ATTENTION_MAX_SEQ)
@@ -375,6 +455,7 @@ impl Op {
                     0
                 },
                 window: u(window),
+                causal: u32::from(causal),
             }),
             Op::PoolL2 { dim, pooling } => Params::Pooling(PoolingParams {
                 batch: u(s.batch),
@@ -399,10 +480,14 @@ impl Op {
                 heads: u(heads),
                 half: u(half),
             }),
-            Op::Glu { inter, silu } => Params::Glu(GluParams {
+            Op::Glu { inter, act } => Params::Glu(GluParams {
                 len: u(s.rows * inter),
                 inter: u(inter),
-                act: if silu { GLU_SILU } else { GLU_GELU },
+                act: match act {
+                    GateActivation::Gelu => GLU_GELU,
+                    GateActivation::Silu => GLU_SILU,
+                    GateActivation::GeluTanh => GLU_GELU_TANH,
+                },
                 _pad: 0,
             }),
             #[cfg(feature = "testing")]
@@ -425,7 +510,10 @@ impl Op {
                 u(s.rows).div_ceil(MATMUL_TILE),
                 1,
             ),
-            Op::LayerNorm { .. } => (rows.0, rows.1, 1),
+            Op::LayerNorm { .. } | Op::RmsNorm { .. } => (rows.0, rows.1, 1),
+            Op::HeadNormRope {
+                heads, kv_heads, ..
+            } => (rows.0, rows.1, u(heads + kv_heads)),
             Op::Attention { heads, .. } => (u(s.seq), u(heads), u(s.batch)),
             Op::PoolL2 { .. } => (u(s.batch), 1, 1),
             Op::EmbedAdd { cols } => elementwise(u(s.rows * cols)),
@@ -452,14 +540,28 @@ fn elementwise(len: u32) -> (u32, u32, u32) {
     (x, y, 1)
 }
 
-/// Fails unless the attention kernel handles sequences of `seq` tokens and heads of `head_dim`.
-pub(crate) fn check_attention_shape(seq: usize, head_dim: usize) -> Result<()> {
+/// Fails unless the attention kernel handles sequences of `seq` tokens, heads of `head_dim`
+/// and `heads` query heads over `kv_heads` key/value heads.
+pub(crate) fn check_attention_shape(
+    seq: usize,
+    head_dim: usize,
+    (heads, kv_heads): (usize, usize),
+) -> Result<()> {
     if seq > ATTENTION_MAX_SEQ {
         bail!("the GPU attention kernel handles up to {ATTENTION_MAX_SEQ} tokens, got {seq}");
     }
-    if head_dim == 0 || head_dim > ATTENTION_THREADS || !ATTENTION_THREADS.is_multiple_of(head_dim)
-    {
-        bail!("the GPU attention kernel needs a head size dividing {ATTENTION_THREADS}, got {head_dim}");
+    let fits = head_dim > 0
+        && head_dim <= ATTENTION_MAX_HEAD_DIM
+        && (ATTENTION_THREADS.is_multiple_of(head_dim)
+            || head_dim.is_multiple_of(ATTENTION_THREADS));
+    if !fits {
+        bail!(
+            "the GPU attention kernel needs a head size dividing {ATTENTION_THREADS} or a \
+             multiple of it up to {ATTENTION_MAX_HEAD_DIM}, got {head_dim}"
+        );
+    }
+    if kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
+        bail!("{heads} query heads cannot share {kv_heads} key/value heads evenly");
     }
     Ok(())
 }
@@ -497,7 +599,7 @@ mod tests {
                     .map(|s| (s, c)),
             );
         }
-        assert_eq!(sources.len(), 2 * (2 * 6 + 3 * 2));
+        assert_eq!(sources.len(), 2 * (2 * 8 + 3 * 2));
         for ((label, parts), capabilities) in sources {
             let module = naga::front::wgsl::parse_str(&parts.concat())
                 .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&parts.concat())));

@@ -1,5 +1,5 @@
-//! The WebGPU backend: the same BERT, MPNet, nomic-bert and ModernBERT encoders as
-//! `backend::cpu`, as WGSL compute kernels on
+//! The WebGPU backend: the same BERT, MPNet, nomic-bert, ModernBERT, Qwen3 and EmbeddingGemma
+//! models as `backend::cpu`, as WGSL compute kernels on
 //! wgpu (Vulkan/Metal/DX12 natively, the browser's WebGPU in wasm), with the CPU
 //! behind it ([`GpuWithCpuFallback`]).
 //!
@@ -41,7 +41,10 @@
 //!   for pooling: 45 for MiniLM, all in one compute pass, **one submit and one readback per
 //!   batch** (`batch × hidden` floats). nomic-bert adds the rotary and gated steps per layer;
 //!   ModernBERT records its pre-norm order ([`graph`]) and a final LayerNorm, with its
-//!   activations in f32 (its residual stream is bound where activations are read).
+//!   activations in f32 (its residual stream is bound where activations are read). Qwen3 and
+//!   EmbeddingGemma record the decoders' RMSNorm layers (stacked grouped-query QKV, per-head
+//!   norms fused with the rotary step, causal or windowed attention, Gemma's post-norms adding
+//!   the residual), f32 too; Gemma's Dense head runs on the CPU on the pooled vectors read back.
 //! * **Length.** The attention kernel keeps a row of scores in workgroup memory: up to 512
 //!   tokens ([`kernels::ATTENTION_MAX_SEQ`]). A batch of longer sentences runs on the CPU
 //!   ([`GpuWithCpuFallback::encode_batches`], with a notice); the GPU goes on with the rest.
@@ -101,6 +104,8 @@ use serde::Serialize;
 pub use buffers::GpuMemory;
 pub use context::{AdapterSummary, GpuContext, GpuOptions};
 pub use encoder::{EncodeError, GpuBert};
+#[cfg(feature = "testing")]
+pub use runners::AttentionMasks;
 
 use super::{cpu, BackendKind, BackendStatus, GpuFallback, MatmulMode};
 use crate::error::{coded, with_code, ErrorCode};
@@ -167,10 +172,14 @@ impl GpuWithCpuFallback {
             requested: kind.as_str().into(),
             ..BackendStatus::cpu_only()
         };
-        // ModernBERT's pre-norm layers add each residual to the f32 stream, which its first
-        // layer and the residual bindings read as activations: they are f32 for it.
+        // Pre-norm layers (ModernBERT's, the decoders') add each residual to the f32 stream,
+        // which their kernels read as activations: they are f32 for them (Gemma's would also
+        // overflow f16).
         let mut options = options.clone();
-        options.no_f16 |= file.info.architecture == "modern-bert";
+        options.no_f16 |= matches!(
+            file.info.architecture.as_str(),
+            "modern-bert" | "qwen3" | "gemma-embedding"
+        );
         let gpu = match GpuContext::new(&options).await {
             Ok(ctx) => {
                 let adapter = AdapterReport {

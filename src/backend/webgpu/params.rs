@@ -98,20 +98,27 @@ uniform_params! {
 }
 
 uniform_params! {
-    /// `wgsl/attention.wgsl`: masked multi-head attention over `[batch·seq, 3·hidden]`.
+    /// `wgsl/attention.wgsl`: masked multi-head attention over a fused QKV buffer of `stride`
+    /// values a token (queries first, keys at `k_offset`, values at `v_offset`).
     AttentionParams {
         batch: u32,
         seq: u32,
         heads: u32,
         head_dim: u32,
-        hidden: u32,
+        stride: u32,
+        k_offset: u32,
+        v_offset: u32,
+        /// Query heads per key/value head (grouped-query attention; 1 = one each).
+        group: u32,
         scale: f32,
         /// 0: no relative-position bias; else the bias table is `[heads, 2·rel_span − 1]`
         /// (MPNet), indexed by `key − query + rel_span − 1`.
         rel_span: u32,
-        /// A sliding window (ModernBERT's local layers): only keys with `|key − query| <
-        /// window`; 0 = every key.
+        /// A sliding window (ModernBERT's and Gemma's local layers): only keys with `|key −
+        /// query| < window`; 0 = every key.
         window: u32,
+        /// 1: keys after the query are masked (Qwen3's causal attention).
+        causal: u32,
     }
 }
 
@@ -123,6 +130,33 @@ uniform_params! {
         dim: u32,
         /// [`POOL_MEAN`], [`POOL_CLS`], [`POOL_LAST`] or [`POOL_MAX`].
         mode: u32,
+    }
+}
+
+uniform_params! {
+    /// `wgsl/rms_norm.wgsl`: row-wise RMSNorm of `[rows, cols]`, plus the residual when
+    /// `residual` is 1.
+    RmsNormParams {
+        rows: u32,
+        cols: u32,
+        eps: f32,
+        residual: u32,
+    }
+}
+
+uniform_params! {
+    /// `wgsl/head_norm_rope.wgsl`: per-head RMSNorm and rotary positions over the queries and
+    /// keys of the token rows of a `[rows, (heads + 2 · kv_heads) · 2 · half]` QKV buffer;
+    /// position = row mod `seq`.
+    HeadNormRopeParams {
+        rows: u32,
+        seq: u32,
+        heads: u32,
+        kv_heads: u32,
+        half: u32,
+        eps: f32,
+        _pad: u32,
+        _pad2: u32,
     }
 }
 
@@ -141,13 +175,14 @@ uniform_params! {
 /// The gate activations of [`GluParams::act`].
 pub(crate) const GLU_GELU: u32 = 0;
 pub(crate) const GLU_SILU: u32 = 1;
+pub(crate) const GLU_GELU_TANH: u32 = 2;
 
 uniform_params! {
     /// `wgsl/glu.wgsl`: `y[r, j] = act(x[r, j]) · x[r, inter + j]`, `len = rows · inter`.
     GluParams {
         len: u32,
         inter: u32,
-        /// [`GLU_GELU`] or [`GLU_SILU`].
+        /// [`GLU_GELU`], [`GLU_SILU`] or [`GLU_GELU_TANH`].
         act: u32,
         _pad: u32,
     }
@@ -175,11 +210,12 @@ mod tests {
             seq: 2,
             heads: 3,
             head_dim: 4,
-            hidden: 5,
+            stride: 5,
             scale: 0.5,
+            causal: 1,
             ..Default::default()
         };
-        let words: Vec<u32> = [1, 2, 3, 4, 5, 0.5f32.to_bits(), 0, 0].into();
+        let words: Vec<u32> = [1, 2, 3, 4, 5, 0, 0, 0, 0.5f32.to_bits(), 0, 0, 1].into();
         let want: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(p.as_bytes(), want);
         assert_eq!(MatmulParams::default().as_bytes().len(), 16);

@@ -172,12 +172,35 @@ impl GpuContext {
         (batch, seq, heads, head_dim): (usize, usize, usize, usize),
         relative: Option<(&[f32], usize)>,
     ) -> Result<Vec<f32>> {
+        let masks = AttentionMasks {
+            relative,
+            ..Default::default()
+        };
+        self.run_grouped_attention(qkv, mask, (batch, seq, heads, heads, head_dim), masks)
+            .await
+    }
+
+    /// [`run_attention`](Self::run_attention) with `kv_heads` key/value heads shared by the
+    /// `heads` query heads: `qkv` `[batch·seq, (heads + 2·kv_heads)·head_dim]`; causal or
+    /// windowed when `masks` says so. Returns the context `[batch·seq, heads·head_dim]`.
+    pub async fn run_grouped_attention(
+        &self,
+        qkv: &[f32],
+        mask: &[u32],
+        (batch, seq, heads, kv_heads, head_dim): (usize, usize, usize, usize, usize),
+        masks: AttentionMasks<'_>,
+    ) -> Result<Vec<f32>> {
+        let AttentionMasks {
+            relative,
+            window,
+            causal,
+        } = masks;
         let hidden = heads * head_dim;
-        check_len("qkv", qkv, batch * seq * 3 * hidden)?;
+        check_attention_shape(seq, head_dim, (heads, kv_heads))?;
+        check_len("qkv", qkv, batch * seq * (heads + 2 * kv_heads) * head_dim)?;
         if mask.len() != batch * seq {
             bail!("mask: expected {} values, got {}", batch * seq, mask.len());
         }
-        check_attention_shape(seq, head_dim)?;
         let d = &self.device;
         let act = self.activations();
         let (qkv, mask) = (
@@ -195,13 +218,83 @@ impl GpuContext {
         let ctx = storage(d, "ctx", (batch * seq * hidden * act.bytes()) as u64);
         let op = Op::Attention {
             heads,
+            kv_heads,
             head_dim,
             relative_bias: relative.is_some(),
-            window: 0,
+            window,
+            causal,
         };
         let shape = Shape::batch(batch, seq);
         let buffers = [&qkv, &mask, &bias, &ctx];
         self.run_one(op, shape, &buffers, &ctx, (batch * seq * hidden, act))
+            .await
+    }
+
+    /// Row-wise RMSNorm of x `[rows, cols]`, plus `residual` `[rows, cols]` when given (all
+    /// f32, as the decoders run).
+    pub async fn run_rms_norm(
+        &self,
+        x: &[f32],
+        gamma: &[f32],
+        residual: Option<&[f32]>,
+        (rows, cols): (usize, usize),
+        eps: f32,
+    ) -> Result<Vec<f32>> {
+        check_len("x", x, rows * cols)?;
+        check_len("gamma", gamma, cols)?;
+        let d = &self.device;
+        let (xb, gb) = (upload_f32(d, "x", x), upload_f32(d, "gamma", gamma));
+        let rb = match residual {
+            Some(r) => {
+                check_len("residual", r, rows * cols)?;
+                upload_f32(d, "residual", r)
+            }
+            None => xb.clone(),
+        };
+        let y = storage(d, "y", (rows * cols * 4) as u64);
+        let op = Op::RmsNorm {
+            cols,
+            eps,
+            residual: residual.is_some(),
+        };
+        let out = (rows * cols, Activations::F32);
+        self.run_one(op, Shape::rows(rows), &[&xb, &gb, &rb, &y], &y, out)
+            .await
+    }
+
+    /// Per-head RMSNorm and rotary positions on the queries and keys of `qkv` `[batch·seq,
+    /// (heads + 2·kv_heads)·head_dim]` (stored as the activations are; the values pass
+    /// unchanged), with the query and key norms' `[head_dim]` weights and the tables `cos`,
+    /// `sin` `[seq, head_dim / 2]`. Returns the whole buffer.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run_head_norm_rope(
+        &self,
+        qkv: &[f32],
+        (query_norm, key_norm): (&[f32], &[f32]),
+        (cos, sin): (&[f32], &[f32]),
+        (batch, seq, heads, kv_heads, head_dim): (usize, usize, usize, usize, usize),
+        eps: f32,
+    ) -> Result<Vec<f32>> {
+        let half = head_dim / 2;
+        check_len("qkv", qkv, batch * seq * (heads + 2 * kv_heads) * head_dim)?;
+        check_len("query norm", query_norm, head_dim)?;
+        check_len("key norm", key_norm, head_dim)?;
+        check_len("cos", cos, seq * half)?;
+        check_len("sin", sin, seq * half)?;
+        let d = &self.device;
+        let act = self.activations();
+        let buffer = upload_values(d, "qkv", act, qkv);
+        let inputs = [query_norm, key_norm, cos, sin].map(|v| upload_f32(d, "input", v));
+        let [qn, kn, cb, sb] = &inputs;
+        let op = Op::HeadNormRope {
+            heads,
+            kv_heads,
+            half,
+            eps,
+        };
+        let shape = Shape::batch(batch, seq);
+        let out = (qkv.len(), act);
+        self.run_one(op, shape, &[&buffer, qn, kn, cb, sb], &buffer, out)
             .await
     }
 
@@ -265,6 +358,15 @@ impl GpuContext {
         self.run_one(op, shape, &[&buffer, &pb, &tb], &buffer, out)
             .await
     }
+}
+
+/// The attention's masks beyond the padding: MPNet's relative bias table `[buckets, heads]`
+/// and its bucket count, a window (keys with `|key − query| < window`; 0: none), causal.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AttentionMasks<'a> {
+    pub relative: Option<(&'a [f32], usize)>,
+    pub window: usize,
+    pub causal: bool,
 }
 
 fn check_len(name: &str, data: &[f32], expected: usize) -> Result<()> {

@@ -1,9 +1,11 @@
 //! The encoder's weights on the GPU, uploaded once per model with the sizes the graph needs.
 //! One upload per architecture (BERT, MPNet: the same layer, different names, position
 //! handling and MPNet's relative-position bias; nomic-bert: BERT's post-norm layer with rotary
-//! positions and a gated feed-forward; ModernBERT: pre-norm layers, local and global);
-//! building the graph of a batch (`graph.rs`) only reads them. Linear weights stay as the file stores them: f32, or q8_0 / q4_0 blocks
-//! that the matmul kernel dequantizes (f16 files are widened to f32).
+//! positions and a gated feed-forward; ModernBERT: pre-norm layers, local and global; Qwen3 and
+//! Gemma 3: the decoder-built embedders' RMSNorm layers of grouped-query heads);
+//! building the graph of a batch (`graph.rs`) only reads them. Linear weights stay as the file
+//! stores them: f32, or q8_0 / q4_0 blocks that the matmul kernel dequantizes (f16 files are
+//! widened to f32).
 
 use std::borrow::Cow;
 
@@ -14,10 +16,12 @@ use candle_core::Device;
 use super::buffers::{f32_bytes, upload_weights, ErrorScopes, GpuDevice};
 use super::context::GpuContext;
 use super::kernels::{check_attention_shape, WeightFormat, ATTENTION_MAX_SEQ};
-use crate::backend::cpu::Rope;
 use crate::backend::cpu::{relative_bias_by_distance, relative_buckets};
+use crate::backend::cpu::{GateActivation, Rope};
 use crate::error::{coded, ErrorCode};
-use crate::model::tensor_names::{self as names, GatedLayerNames, LayerNames, PreNormLayerNames};
+use crate::model::tensor_names::{
+    self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames,
+};
 use crate::model::{ModelFile, Pooling};
 
 pub(crate) struct Linear {
@@ -54,7 +58,54 @@ pub(crate) enum Ffn {
     Gelu(Linear),
     /// `act(x·Wg) ⊙ x·Wu` from one `[2·inter, hidden]` matrix, the gate's rows first
     /// (ModernBERT's `Wi` as stored, nomic-bert's gate and up matrices stacked).
-    Gated { up_gate: Linear, silu: bool },
+    Gated {
+        up_gate: Linear,
+        act: GateActivation,
+    },
+}
+
+/// A layer of the decoder-built embedders (Qwen3, Gemma 3): pre-RMSNorm blocks (Gemma also
+/// norms each block's output before its residual sum), no biases. The norms are their
+/// weights (f32).
+pub(crate) struct DecoderLayer {
+    pub attention_norm: wgpu::Buffer,
+    /// Queries, keys and values stacked into one `[(heads + 2·kv_heads)·head_dim, hidden]`
+    /// matrix.
+    pub qkv: Linear,
+    /// The per-head RMSNorms of the queries and keys (`[head_dim]` each).
+    pub query_norm: wgpu::Buffer,
+    pub key_norm: wgpu::Buffer,
+    pub attention_out: Linear,
+    /// Gemma's norm of the attention's output before its residual sum.
+    pub post_attention_norm: Option<wgpu::Buffer>,
+    pub ffn_norm: wgpu::Buffer,
+    /// Gate and up stacked into one `[2·inter, hidden]` matrix, the gate's rows first.
+    pub up_gate: Linear,
+    pub down: Linear,
+    /// Gemma's norm of the feed-forward's output before its residual sum.
+    pub post_ffn_norm: Option<wgpu::Buffer>,
+    /// The index of the layer's rotary table in [`GpuWeights::rotary`] (global or local).
+    pub rotary: usize,
+    /// Gemma's local layers: keys with `|key − query| < window` (0: all).
+    pub window: usize,
+}
+
+/// The layers of a model.
+pub(crate) enum Stack {
+    /// BERT, MPNet and nomic-bert (post-norm), ModernBERT (pre-norm, with a norm after the
+    /// last layer).
+    Encoder {
+        layers: Vec<Layer>,
+        final_norm: Option<Norm>,
+    },
+    /// Qwen3 (causal), Gemma 3 (bidirectional): their gate's activation and the RMSNorm
+    /// after the last layer.
+    Decoder {
+        layers: Vec<DecoderLayer>,
+        act: GateActivation,
+        causal: bool,
+        final_norm: wgpu::Buffer,
+    },
 }
 
 /// How a batch's gathered word rows become the first layer's input.
@@ -69,6 +120,8 @@ pub(crate) enum Input {
     TypeRow { token_type0: Vec<f32>, norm: Norm },
     /// ModernBERT: the LayerNorm (no bias) on the CPU; the residual stream starts normed.
     Normed { gamma: Vec<f32>, eps: f32 },
+    /// Qwen3 (1), Gemma 3 (√hidden): the word rows times a scale, on the CPU.
+    Scaled(f32),
 }
 
 /// The model's sizes.
@@ -76,6 +129,8 @@ pub(crate) enum Input {
 pub(crate) struct Dims {
     pub hidden: usize,
     pub heads: usize,
+    /// Key/value heads (grouped-query attention); `heads` in the encoders.
+    pub kv_heads: usize,
     pub head_dim: usize,
     pub inter: usize,
     pub eps: f32,
@@ -88,9 +143,7 @@ pub(crate) struct Dims {
 pub(crate) struct GpuWeights {
     pub dims: Dims,
     pub input: Input,
-    pub layers: Vec<Layer>,
-    /// Pre-norm layers (ModernBERT), with a norm after the last one.
-    pub final_norm: Option<Norm>,
+    pub stack: Stack,
     /// The rotary tables' angles (global, then local), made per batch on the CPU.
     pub rotary: Vec<Rope>,
     /// MPNet's relative-position bias per head and distance, `[heads, 2·ATTENTION_MAX_SEQ − 1]`.
@@ -99,19 +152,50 @@ pub(crate) struct GpuWeights {
 }
 
 impl GpuWeights {
+    /// The widest activation row, in stored values: the fused QKV or gated projection's
+    /// output, or the f32 residual stream (`hidden` values of 4 bytes) when wider in bytes.
+    pub fn widest_row_bytes(&self, activation_bytes: usize) -> usize {
+        let Dims {
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            inter,
+            ..
+        } = self.dims;
+        let gated = match &self.stack {
+            Stack::Encoder { layers, .. } => {
+                layers.iter().any(|l| matches!(l.ffn, Ffn::Gated { .. }))
+            }
+            Stack::Decoder { .. } => true,
+        };
+        let ffn = if gated { 2 * inter } else { inter };
+        let qkv = (heads + 2 * kv_heads) * head_dim;
+        (qkv.max(ffn).max(hidden) * activation_bytes).max(hidden * 4)
+    }
+
+    /// Pre-norm stacks (ModernBERT, the decoders) add each residual to the f32 stream, which
+    /// their kernels bind where activations are read: they need f32 activations.
+    pub fn needs_f32_activations(&self) -> bool {
+        match &self.stack {
+            Stack::Encoder { final_norm, .. } => final_norm.is_some(),
+            Stack::Decoder { .. } => true,
+        }
+    }
+
     /// Uploads the weights of `file` to `ctx`'s device; fails for architectures the GPU
     /// backend does not run and when the device reports an error.
     pub async fn upload(ctx: &GpuContext, file: &ModelFile) -> Result<Self> {
         let architecture = file.info.architecture.as_str();
         if !matches!(
             architecture,
-            "bert" | "mpnet" | "nomic-bert" | "modern-bert"
+            "bert" | "mpnet" | "nomic-bert" | "modern-bert" | "qwen3" | "gemma-embedding"
         ) {
             return Err(coded(
                 ErrorCode::UnsupportedArchitecture,
                 format!(
-                    "the GPU backend runs BERT, MPNet, nomic-bert and ModernBERT encoders; this \
-                     file is '{architecture}'"
+                    "the GPU backend runs BERT, MPNet, nomic-bert, ModernBERT, Qwen3 and \
+                     EmbeddingGemma models; this file is '{architecture}'"
                 ),
             ));
         }
@@ -120,6 +204,7 @@ impl GpuWeights {
         check_attention_shape(
             file.info.max_seq_length.min(ATTENTION_MAX_SEQ),
             cfg.head_dim(),
+            (cfg.num_attention_heads, cfg.kv_heads()),
         )?;
         let scopes = ErrorScopes::open(&ctx.device);
         let host = Host {
@@ -130,6 +215,8 @@ impl GpuWeights {
             "mpnet" => host.mpnet(),
             "nomic-bert" => host.nomic_bert(),
             "modern-bert" => host.modern_bert(),
+            "qwen3" => host.decoder(false),
+            "gemma-embedding" => host.decoder(true),
             _ => host.bert(),
         };
         scopes
@@ -224,10 +311,13 @@ impl Host<'_> {
             token_type0,
             norm: self.norm(names::EMBEDDINGS_NORM)?,
         };
+        let stack = Stack::Encoder {
+            layers,
+            final_norm: None,
+        };
         Ok(self.weights(
             input,
-            layers,
-            None,
+            stack,
             Vec::new(),
             relative_bias,
             rows - first_position,
@@ -253,7 +343,7 @@ impl Host<'_> {
                     attention_norm: Some(self.norm(&n.attention_norm)?),
                     ffn: Ffn::Gated {
                         up_gate: self.linear_no_bias("up_gate", &[&n.gate, &n.up], i, h)?,
-                        silu: true,
+                        act: GateActivation::Silu,
                     },
                     output: self.linear_no_bias("output", &[&n.down], h, i)?,
                     output_norm: self.norm(&n.output_norm)?,
@@ -275,7 +365,11 @@ impl Host<'_> {
             .ok_or_else(|| anyhow!("nomic-bert needs a rotary base"))?;
         let rotary = vec![Rope::new(cfg.head_dim(), theta)];
         let positions = cfg.max_position_embeddings;
-        Ok(self.weights(input, layers, None, rotary, None, positions))
+        let stack = Stack::Encoder {
+            layers,
+            final_norm: None,
+        };
+        Ok(self.weights(input, stack, rotary, None, positions))
     }
 
     /// ModernBERT: pre-norm layers of fused, bias-free projections and LayerNorms, global
@@ -311,7 +405,11 @@ impl Host<'_> {
                         .transpose()?,
                     ffn: Ffn::Gated {
                         up_gate: self.linear_no_bias("up_gate", &[&n.up_gate], 2 * i, h)?,
-                        silu: cfg.hidden_act == "swiglu",
+                        act: if cfg.hidden_act == "swiglu" {
+                            GateActivation::Silu
+                        } else {
+                            GateActivation::Gelu
+                        },
                     },
                     output: self.linear_no_bias("output", &[&n.down], h, i)?,
                     output_norm: self.norm_no_bias(&n.ffn_norm)?,
@@ -329,16 +427,103 @@ impl Host<'_> {
             Rope::new(cfg.head_dim(), global),
             Rope::new(cfg.head_dim(), local),
         ];
-        let final_norm = Some(self.norm_no_bias(names::OUTPUT_NORM)?);
+        let stack = Stack::Encoder {
+            layers,
+            final_norm: Some(self.norm_no_bias(names::OUTPUT_NORM)?),
+        };
         let positions = cfg.max_position_embeddings;
-        Ok(self.weights(input, layers, final_norm, rotary, None, positions))
+        Ok(self.weights(input, stack, rotary, None, positions))
+    }
+
+    /// Qwen3 (`gemma` false) and EmbeddingGemma: pre-RMSNorm layers of grouped-query
+    /// attention (queries, keys and values stacked into one matrix, per-head query and key
+    /// norms) and a gated feed-forward (gate and up stacked), no biases, a final RMSNorm.
+    /// Qwen3 is causal with one rotary base and a SwiGLU; Gemma adds a norm after each block,
+    /// local layers (a window, their own base) before each global one, a tanh GeGLU and
+    /// embeddings scaled by √hidden. The Dense head after Gemma's pooling runs on the CPU
+    /// (`crate::backend::cpu::PooledHead`).
+    fn decoder(&self, gemma: bool) -> Result<GpuWeights> {
+        let cfg = &self.file.config;
+        let arch = &self.file.info.architecture;
+        let (h, i, d) = (cfg.hidden_size, cfg.intermediate_size, cfg.head_dim());
+        let (q, kv) = (cfg.query_width(), cfg.kv_width());
+        let missing = |what: &str| anyhow!("{arch} needs {what}");
+        let global = cfg.rope_theta.ok_or_else(|| missing("a rotary base"))?;
+        let (local, window) = if gemma {
+            let local = cfg
+                .local_rope_theta
+                .ok_or_else(|| missing("a local rotary base"))?;
+            let window = cfg
+                .local_attention
+                .ok_or_else(|| missing("a sliding window"))?;
+            (local, window / 2 + 1)
+        } else {
+            (global, 0)
+        };
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|l| {
+                let n = if gemma {
+                    DecoderLayerNames::gemma(l)
+                } else {
+                    DecoderLayerNames::qwen3(l)
+                };
+                let post = |name: &Option<String>| {
+                    name.as_deref().map(|p| self.rms_norm(p, h)).transpose()
+                };
+                let local_layer = gemma && !cfg.is_global_layer(l);
+                Ok(DecoderLayer {
+                    attention_norm: self.rms_norm(n.attention_norm.as_str(), h)?,
+                    qkv: self.linear_stack(
+                        "qkv",
+                        &[
+                            (n.query.as_str(), q),
+                            (n.key.as_str(), kv),
+                            (n.value.as_str(), kv),
+                        ],
+                        h,
+                    )?,
+                    query_norm: self.rms_norm(n.query_norm.as_str(), d)?,
+                    key_norm: self.rms_norm(n.key_norm.as_str(), d)?,
+                    attention_out: self.linear_stack(
+                        "attention_out",
+                        &[(n.attention_out.as_str(), h)],
+                        q,
+                    )?,
+                    post_attention_norm: post(&n.post_attention_norm)?,
+                    ffn_norm: self.rms_norm(n.ffn_norm.as_str(), h)?,
+                    up_gate: self.linear_stack(
+                        "up_gate",
+                        &[(n.gate.as_str(), i), (n.up.as_str(), i)],
+                        h,
+                    )?,
+                    down: self.linear_stack("down", &[(n.down.as_str(), h)], i)?,
+                    post_ffn_norm: post(&n.post_ffn_norm)?,
+                    rotary: usize::from(local_layer),
+                    window: if local_layer { window } else { 0 },
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let stack = Stack::Decoder {
+            layers,
+            act: if gemma {
+                GateActivation::GeluTanh
+            } else {
+                GateActivation::Silu
+            },
+            causal: !gemma,
+            final_norm: self.rms_norm(names::OUTPUT_NORM, h)?,
+        };
+        // √hidden as transformers rounds it (an f64 square root stored in f32), as the CPU.
+        let scale = if gemma { (h as f64).sqrt() as f32 } else { 1.0 };
+        let rotary = vec![Rope::new(d, global), Rope::new(d, local)];
+        let positions = cfg.max_position_embeddings;
+        Ok(self.weights(Input::Scaled(scale), stack, rotary, None, positions))
     }
 
     fn weights(
         &self,
         input: Input,
-        layers: Vec<Layer>,
-        final_norm: Option<Norm>,
+        stack: Stack,
         rotary: Vec<Rope>,
         relative_bias: Option<wgpu::Buffer>,
         max_positions: usize,
@@ -348,14 +533,14 @@ impl Host<'_> {
             dims: Dims {
                 hidden: cfg.hidden_size,
                 heads: cfg.num_attention_heads,
+                kv_heads: cfg.kv_heads(),
                 head_dim: cfg.head_dim(),
                 inter: cfg.intermediate_size,
                 eps: cfg.layer_norm_eps as f32,
                 max_positions,
             },
             input,
-            layers,
-            final_norm,
+            stack,
             rotary,
             relative_bias,
             pooling: self.file.info.pooling_mode(),
@@ -433,16 +618,34 @@ impl Host<'_> {
         inp: usize,
         has_bias: bool,
     ) -> Result<Linear> {
-        let weights: Vec<String> = prefixes.iter().map(|p| names::weight(p)).collect();
+        let parts: Vec<(&str, usize)> = prefixes.iter().map(|p| (*p, out)).collect();
+        self.stacked(label, &parts, inp, has_bias)
+    }
+
+    /// Bias-free linear layers of `(prefix, out)` rows each over `inp` columns, stacked (the
+    /// decoders' queries, keys and values of different widths).
+    fn linear_stack(&self, label: &str, parts: &[(&str, usize)], inp: usize) -> Result<Linear> {
+        self.stacked(label, parts, inp, false)
+    }
+
+    fn stacked(
+        &self,
+        label: &str,
+        parts: &[(&str, usize)],
+        inp: usize,
+        has_bias: bool,
+    ) -> Result<Linear> {
+        let weights: Vec<String> = parts.iter().map(|(p, _)| names::weight(p)).collect();
         let mut dtypes = Vec::with_capacity(weights.len());
-        for name in &weights {
+        for (name, (_, out)) in weights.iter().zip(parts) {
             let (dims, dtype) = self.file.tensor_layout(name)?;
             ensure!(
-                dims == [out, inp],
+                dims == [*out, inp],
                 "{name} has shape {dims:?}, expected [{out}, {inp}]"
             );
             dtypes.push(dtype);
         }
+        let rows: usize = parts.iter().map(|(_, out)| out).sum();
         let same = dtypes.iter().all(|d| *d == dtypes[0]);
         let blocks = inp.is_multiple_of(32);
         let format = match dtypes[0] {
@@ -450,7 +653,7 @@ impl Host<'_> {
             GgmlDType::Q4_0 if same && blocks => WeightFormat::Q4_0,
             _ => WeightFormat::F32,
         };
-        let values = (weights.len() * out * inp) as u64;
+        let values = (rows * inp) as u64;
         let w = if format == WeightFormat::F32 {
             self.f32_vectors(label, &weights)?
         } else {
@@ -464,10 +667,10 @@ impl Host<'_> {
             })?
         };
         let b = if has_bias {
-            let biases: Vec<String> = prefixes.iter().map(|p| names::bias(p)).collect();
+            let biases: Vec<String> = parts.iter().map(|(p, _)| names::bias(p)).collect();
             self.f32_vectors(label, &biases)?
         } else {
-            self.zeros(label, weights.len() * out)?
+            self.zeros(label, rows)?
         };
         Ok(Linear { w, format, b })
     }
@@ -485,6 +688,17 @@ impl Host<'_> {
             g: self.f32_vectors(prefix, &[names::weight(prefix)])?,
             b: self.zeros(prefix, width)?,
         })
+    }
+
+    /// An RMSNorm's `[width]` weights (checked) as f32.
+    fn rms_norm(&self, prefix: &str, width: usize) -> Result<wgpu::Buffer> {
+        let name = names::weight(prefix);
+        let (dims, _) = self.file.tensor_layout(&name)?;
+        ensure!(
+            dims == [width],
+            "{name} has shape {dims:?}, expected [{width}]"
+        );
+        self.f32_vectors(prefix, &[name])
     }
 
     fn norm(&self, prefix: &str) -> Result<Norm> {

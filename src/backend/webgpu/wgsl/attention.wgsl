@@ -1,10 +1,13 @@
 // Masked multi-head self-attention for one (query, head, batch row) per workgroup:
-// ctx[b, i, h·d..] = softmax_j(q_i·k_j / √d, masked keys excluded) · v_j.
-// q, k, v come packed per token as [q (hidden) | k (hidden) | v (hidden)] (the fused QKV matmul).
+// ctx[b, i, h·d..] = softmax_j(q_i·k_j · scale, masked keys excluded) · v_j.
+// q, k, v come packed per token as [q (heads·d) | k (kv_heads·d) | v (kv_heads·d)] (the fused
+// QKV matmul; `p.stride` values a token, k at `p.k_offset`, v at `p.v_offset`). Grouped-query
+// heads (Qwen3, Gemma 3): query head h reads key/value head h / p.group (1 = one each).
 // MPNet adds a learned relative-position bias to every score: rel_bias[h, j − i + rel_span − 1]
 // (its buckets resolved per distance on the CPU, once per model); rel_span = 0 means none.
-// A sliding window (ModernBERT's local layers) masks the keys with |j − i| >= window as it does
-// padding; window = 0 means none.
+// A sliding window (ModernBERT's and Gemma's local layers) masks the keys with |j − i| >=
+// window as it does padding; window = 0 means none. Causal attention (Qwen3) masks the keys
+// after the query.
 
 // `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in ../params.rs, and
 // `Act`, how activations are stored (f32 or f16; computed in f32).
@@ -17,17 +20,28 @@
 
 const WG: u32 = 64u;
 const MAX_SEQ: u32 = 512u;
-const MAX_HEAD_DIM: u32 = 64u;
+// Heads of up to 256 values (Gemma 3's); `head_dim` divides WG or is a multiple of it.
+const MAX_HEAD_DIM: u32 = 256u;
 
 var<workgroup> scores: array<f32, MAX_SEQ>;
 var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
 // Each thread's partial output sums, added per component at the end.
 var<workgroup> partials: array<f32, WG>;
 
-// Does query i of sentence b see key j: a token, within the window if there is one?
+// Does query i of sentence b see key j: a token, within the window if there is one, not after
+// the query if causal?
 fn visible(b: u32, i: u32, j: u32) -> bool {
     let distance = max(i, j) - min(i, j);
-    return mask[b * p.seq + j] != 0u && (p.window == 0u || distance < p.window);
+    return mask[b * p.seq + j] != 0u && (p.window == 0u || distance < p.window)
+        && (p.causal == 0u || j <= i);
+}
+
+// The weighted sum over the softmax's total (0 for a query that sees no key).
+fn normalized(sum: f32, total: f32) -> f32 {
+    if (total > 0.0) {
+        return sum / total;
+    }
+    return 0.0;
 }
 
 // `reduce_max(lid, v)` / `reduce_sum(lid, v)`: the softmax's workgroup max and sum, from
@@ -38,10 +52,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let i = wg.x;
     let h = wg.y;
     let b = wg.z;
-    let stride = 3u * p.hidden;
-    let row_q = (b * p.seq + i) * stride + h * p.head_dim;
-    if (lid < p.head_dim) {
-        qs[lid] = f32(qkv[row_q + lid]);
+    let kv = h / p.group;
+    let row_q = (b * p.seq + i) * p.stride + h * p.head_dim;
+    for (var d = lid; d < p.head_dim; d += WG) {
+        qs[d] = f32(qkv[row_q + d]);
     }
     workgroupBarrier();
 
@@ -49,7 +63,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     for (var j = lid; j < p.seq; j += WG) {
         var s = -3.0e38;
         if (visible(b, i, j)) {
-            let row_k = (b * p.seq + j) * stride + p.hidden + h * p.head_dim;
+            let row_k = (b * p.seq + j) * p.stride + p.k_offset + kv * p.head_dim;
             var qk = 0.0;
             for (var d = 0u; d < p.head_dim; d++) {
                 qk = fma(qs[d], f32(qkv[row_k + d]), qk);
@@ -74,16 +88,28 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         local_sum += e;
     }
     let total = reduce_sum(lid, local_sum);
+    let row_v0 = b * p.seq * p.stride + p.v_offset + kv * p.head_dim;
+    let out = (b * p.seq + i) * p.heads * p.head_dim + h * p.head_dim;
 
-    // head_dim divides WG: `parts` threads share one output component, each over every
-    // parts-th key, then their partial sums are added.
+    if (p.head_dim >= WG) {
+        // Wide heads: each thread owns components lid, lid + WG, … over every key.
+        for (var d = lid; d < p.head_dim; d += WG) {
+            var acc = 0.0;
+            for (var j = 0u; j < p.seq; j++) {
+                acc = fma(scores[j], f32(qkv[row_v0 + j * p.stride + d]), acc);
+            }
+            ctx[out + d] = Act(normalized(acc, total));
+        }
+        return;
+    }
+    // Narrow heads (head_dim divides WG): `parts` threads share one output component, each
+    // over every parts-th key, then their partial sums are added.
     let parts = WG / p.head_dim;
     let d = lid % p.head_dim;
     let part = lid / p.head_dim;
     var acc = 0.0;
     for (var j = part; j < p.seq; j += parts) {
-        let row_v = (b * p.seq + j) * stride + 2u * p.hidden + h * p.head_dim;
-        acc = fma(scores[j], f32(qkv[row_v + d]), acc);
+        acc = fma(scores[j], f32(qkv[row_v0 + j * p.stride + d]), acc);
     }
     partials[lid] = acc;
     workgroupBarrier();
@@ -92,10 +118,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         for (var q = 0u; q < parts; q++) {
             sum += partials[d + q * p.head_dim];
         }
-        var res = 0.0;
-        if (total > 0.0) {
-            res = sum / total;
-        }
-        ctx[(b * p.seq + i) * p.hidden + h * p.head_dim + d] = Act(res);
+        ctx[out + d] = Act(normalized(sum, total));
     }
 }
