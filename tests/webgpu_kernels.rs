@@ -10,7 +10,7 @@ mod common;
 #[path = "common/reference.rs"]
 mod reference;
 
-use candle_core::quantized::{ggml_file::qtensor_from_ggml, GgmlDType};
+use candle_core::quantized::{ggml_file::qtensor_from_ggml, GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
 use half::f16;
 use sr_bench::backend::webgpu::{self, GpuContext, GpuOptions};
@@ -217,6 +217,52 @@ fn quantized_matmul_dequantizes_blocks_in_the_kernel() {
                 }
                 println!("{dtype:?} matmul {m}×{n}×{k} gelu={gelu} residual={residual} extreme={extreme}: max error {worst:.2e}");
                 assert!(worst < 1e-5, "{dtype:?} matmul {m}×{n}×{k}: error {worst}");
+            }
+        }
+    }
+}
+
+/// Natively the matmul runs without wgpu's runtime checks (index clamps, loop bounding), as
+/// it masks its own edges: on the edge shapes it gives bit for bit what the checked kernel
+/// gives, for each weight format and epilogue.
+#[test]
+fn the_matmul_without_runtime_checks_equals_the_checked_one() {
+    let trusted = gpu();
+    let checked = pollster::block_on(GpuContext::new(&GpuOptions {
+        checked_kernels: true,
+        no_f16: true,
+        ..Default::default()
+    }))
+    .unwrap();
+    let mut rng = Rng(11);
+    let shapes = [
+        (1, 1, 32),
+        (3, 5, 32),
+        (37, 70, 96),
+        (65, 129, 160),
+        (130, 1, 64),
+    ];
+    for dtype in [GgmlDType::F32, GgmlDType::Q8_0, GgmlDType::Q4_0] {
+        for &(m, n, k) in &shapes {
+            for (gelu, residual) in [(false, false), (true, false), (false, true)] {
+                let x = rng.vec(m * k, 1.0);
+                let b = rng.vec(n, 0.5);
+                let r = rng.vec(m * n, 1.0);
+                let r = residual.then_some(r.as_slice());
+                let w = rng.vec(n * k, 0.1);
+                let run = |ctx: &GpuContext| {
+                    if dtype == GgmlDType::F32 {
+                        return pollster::block_on(ctx.run_matmul(&x, &w, &b, r, (m, n, k), gelu));
+                    }
+                    let t = Tensor::from_vec(w.clone(), (n, k), &Device::Cpu).unwrap();
+                    let q = QTensor::quantize(&t, dtype).unwrap();
+                    pollster::block_on(ctx.run_matmul_quantized(&x, &q, &b, r, (m, n, k), gelu))
+                };
+                let (a, c) = (run(&trusted).unwrap(), run(&checked).unwrap());
+                assert!(
+                    a.iter().zip(&c).all(|(a, c)| a.to_bits() == c.to_bits()),
+                    "{dtype:?} matmul {m}×{n}×{k} gelu={gelu} residual={residual}: the unchecked kernel differs"
+                );
             }
         }
     }

@@ -24,12 +24,20 @@ pub struct GpuOptions {
     /// Plain kernels even where the adapter offers optional features (`subgroups`,
     /// `shader-f16`): the tests run both ways; natively `SR_BENCH_GPU_PLAIN=1`.
     pub plain_kernels: bool,
+    /// wgpu's runtime checks (index clamps, loop bounding) in the matmul too, which natively
+    /// runs without them as it masks its own edges (the browser always checks); natively
+    /// `SR_BENCH_GPU_CHECKED=1`.
+    pub checked_kernels: bool,
     /// f32 activations even where the adapter offers `shader-f16` (only that feature off;
     /// natively `SR_BENCH_GPU_F16=0`).
     pub no_f16: bool,
     /// One batch at a time instead of two in flight (the overlap's benchmark and test;
     /// natively `SR_BENCH_GPU_IN_FLIGHT=1`).
     pub one_batch_in_flight: bool,
+    /// Timestamp queries where the adapter offers them (the kernel benchmark's per-dispatch
+    /// GPU times, natively).
+    #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
+    pub timestamps: bool,
 }
 
 impl GpuOptions {
@@ -49,6 +57,8 @@ impl GpuOptions {
                 .map(|mb| mb * 1_000_000);
             options.plain_kernels = std::env::var("SR_BENCH_GPU_PLAIN").is_ok_and(|v| v == "1");
             options.no_f16 = std::env::var("SR_BENCH_GPU_F16").is_ok_and(|v| v.trim() == "0");
+            options.checked_kernels =
+                std::env::var("SR_BENCH_GPU_CHECKED").is_ok_and(|v| v.trim() == "1");
             options.one_batch_in_flight =
                 std::env::var("SR_BENCH_GPU_IN_FLIGHT").is_ok_and(|n| n.trim() == "1");
         }
@@ -139,6 +149,9 @@ pub struct GpuContext {
     pub subgroups: bool,
     /// Activations are stored as f16 (the device has the `shader-f16` feature).
     pub f16: bool,
+    /// The device has timestamp queries (asked for with `GpuOptions::timestamps`).
+    #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
+    pub(crate) timestamps: bool,
     pub adapter: AdapterSummary,
     failure: Arc<Mutex<Option<String>>>,
 }
@@ -191,6 +204,10 @@ impl GpuContext {
         let mut features = wgpu::Features::empty();
         features.set(wgpu::Features::SUBGROUP, subgroups);
         features.set(wgpu::Features::SHADER_F16, f16);
+        #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
+        let timestamps = options.timestamps && offered.contains(wgpu::Features::TIMESTAMP_QUERY);
+        #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
+        features.set(wgpu::Features::TIMESTAMP_QUERY, timestamps);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("sr-bench"),
@@ -215,7 +232,13 @@ impl GpuContext {
                 .unwrap()
                 .get_or_insert_with(|| format!("the GPU device was lost ({reason:?}): {message}"));
         });
-        let kernels = Kernels::new(&device, subgroups, Self::activations_of(f16));
+        let trusted_matmul = !options.checked_kernels;
+        let kernels = Kernels::new(
+            &device,
+            subgroups,
+            Self::activations_of(f16),
+            trusted_matmul,
+        );
         let memory_limits = MemoryLimits {
             max_buffer_size: limits.max_buffer_size,
             max_storage_binding: limits.max_storage_buffer_binding_size,
@@ -233,6 +256,8 @@ impl GpuContext {
             in_flight: if options.one_batch_in_flight { 1 } else { 2 },
             subgroups,
             f16,
+            #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
+            timestamps,
             failure,
         })
     }

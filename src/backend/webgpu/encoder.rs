@@ -3,6 +3,8 @@
 //! buffer (one compute pass, 3 + 7·layers dispatches) and one readback per batch.
 
 use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
 
 use anyhow::{ensure, Result};
 use candle_core::quantized::QMatMul;
@@ -49,6 +51,9 @@ struct Pending {
     readback: wgpu::Buffer,
     len: usize,
     index: wgpu::SubmissionIndex,
+    /// The error scopes' verdict on the submit, awaited with the readback (off the hot path:
+    /// the next batch is submitted before it is known).
+    verdict: Pin<Box<dyn Future<Output = Result<()>>>>,
 }
 
 /// Why a GPU batch failed: `Busy` is a caller error (another batch is in flight), `Gpu` is
@@ -310,15 +315,17 @@ impl GpuBert {
             let g = &cell.as_ref().expect("the graph was just built").graph;
             g.submit(&self.ctx, shape, &words, &batch.mask, &tables)
         };
-        scopes.close("encoding a batch").await?;
         Ok(Pending {
             readback,
             len: b * self.weights.dims.hidden,
             index,
+            verdict: Box::pin(scopes.close("encoding a batch")),
         })
     }
 
     async fn read(&self, pending: Pending, hidden: usize) -> Result<Vec<Vec<f32>>> {
+        // A failed submit is reported as such, never read back as values.
+        pending.verdict.await?;
         let flat = read_f32(
             &self.ctx.device,
             &pending.readback,

@@ -157,8 +157,14 @@ pub(crate) struct Kernels {
 impl Kernels {
     /// Compiles the kernels; `subgroups`: the device has the `subgroups` feature, and the
     /// reductions (LayerNorm, pooling, the attention's softmax) use it; `act`: how
-    /// activations are stored (f16 needs the `shader-f16` feature).
-    pub fn new(device: &wgpu::Device, subgroups: bool, act: Activations) -> Self {
+    /// activations are stored (f16 needs the `shader-f16` feature); `trusted_matmul`: the
+    /// matmul without wgpu's runtime checks (see [`trusted_checks`]).
+    pub fn new(
+        device: &wgpu::Device,
+        subgroups: bool,
+        act: Activations,
+        trusted_matmul: bool,
+    ) -> Self {
         let module = |label: &str, parts: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -175,12 +181,38 @@ impl Kernels {
                 cache: None,
             })
         };
+        let matmul = |label: &str, parts: &[&str]| {
+            if !trusted_matmul {
+                return pipeline(label, &module(label, parts), "main");
+            }
+            let descriptor = wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(parts.concat().into()),
+            };
+            // SAFETY: matmul.wgsl masks its own edges: every read and write of a binding is
+            // guarded by m, n and k of its parameter block, which the graph's buffers are
+            // sized from; its workgroup arrays are indexed by the thread and a k below TK
+            // only; its loops run to k. The kernel tests' edge shapes prove it on lavapipe.
+            let module =
+                unsafe { device.create_shader_module_trusted(descriptor, trusted_checks()) };
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                // Both tiles are written in full before each barrier: no zeroing needed.
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    zero_initialize_workgroup_memory: false,
+                    ..Default::default()
+                },
+                cache: None,
+            })
+        };
         let [layer_norm, rms_norm, head_norm_rope, attention, pooling, elementwise, rope, glu] =
             sources(subgroups, act).map(|(label, parts)| module(label, &parts));
         Self {
-            matmul: matmul_sources(act).map(|outputs| {
-                outputs.map(|(label, parts)| pipeline(label, &module(label, &parts), "main"))
-            }),
+            matmul: matmul_sources(act)
+                .map(|outputs| outputs.map(|(label, parts)| matmul(label, &parts))),
             layer_norm: pipeline("layer_norm", &layer_norm, "main"),
             rms_norm: pipeline("rms_norm", &rms_norm, "main"),
             head_norm_rope: pipeline("head_norm_rope", &head_norm_rope, "main"),
@@ -211,6 +243,17 @@ impl Kernels {
             #[cfg(feature = "testing")]
             Op::Gelu => &self.gelu,
         }
+    }
+}
+
+/// The runtime checks the matmul goes without natively (the browser's WebGPU keeps its own):
+/// naga's clamp of every workgroup-array and buffer index, and its counter on every loop —
+/// about two operations per two vec4 loads and 16 multiply-adds of the inner loop.
+fn trusted_checks() -> wgpu::ShaderRuntimeChecks {
+    wgpu::ShaderRuntimeChecks {
+        bounds_checks: false,
+        force_loop_bounding: false,
+        ..wgpu::ShaderRuntimeChecks::checked()
     }
 }
 

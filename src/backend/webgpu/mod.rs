@@ -88,6 +88,9 @@ mod encoder;
 mod graph;
 mod kernels;
 mod params;
+/// Kernel timings for the GPU kernel benchmark.
+#[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
+mod profile;
 /// Single-kernel runs for the kernel tests.
 #[cfg(feature = "testing")]
 mod runners;
@@ -104,6 +107,8 @@ use serde::Serialize;
 pub use buffers::GpuMemory;
 pub use context::{AdapterSummary, GpuContext, GpuOptions};
 pub use encoder::{EncodeError, GpuBert};
+#[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
+pub use profile::{Epilogue, MatmulTiming};
 #[cfg(feature = "testing")]
 pub use runners::AttentionMasks;
 

@@ -1,5 +1,7 @@
 //! Error scopes around a submit: out-of-memory and validation errors as `Result`s.
 
+use std::future::Future;
+
 use anyhow::{bail, Result};
 
 /// Captures out-of-memory and validation errors of the work issued while it is open.
@@ -15,16 +17,22 @@ impl ErrorScopes {
         Self { oom, validation }
     }
 
-    /// Closes both scopes; an error names what went wrong ("out of memory", a validation message).
-    pub async fn close(self, what: &str) -> Result<()> {
+    /// Closes both scopes now and returns their verdict: an error names what went wrong
+    /// ("out of memory", a validation message). The verdict need not be awaited at once — work
+    /// issued after this call is outside the scopes — so the encoder awaits a batch's with its
+    /// readback, and the browser's round trip for it overlaps the next batch's submit.
+    pub fn close(self, what: &str) -> impl Future<Output = Result<()>> + 'static {
         let validation = self.validation.pop();
         let oom = self.oom.pop();
-        if let Some(e) = oom.await {
-            bail!("the GPU ran out of memory {what}: {e}");
+        let what = what.to_string();
+        async move {
+            if let Some(e) = oom.await {
+                bail!("the GPU ran out of memory {what}: {e}");
+            }
+            if let Some(e) = validation.await {
+                bail!("GPU validation error {what}: {e}");
+            }
+            Ok(())
         }
-        if let Some(e) = validation.await {
-            bail!("GPU validation error {what}: {e}");
-        }
-        Ok(())
     }
 }

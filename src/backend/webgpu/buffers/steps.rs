@@ -50,6 +50,14 @@ impl Step {
             params_offset,
         }
     }
+
+    /// Records this dispatch for a batch of `shape` into `pass`.
+    pub fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, kernels: &Kernels, shape: Shape) {
+        let (x, y, z) = self.op.workgroups(shape);
+        pass.set_pipeline(kernels.pipeline(&self.op));
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.dispatch_workgroups(x, y, z);
+    }
 }
 
 /// The parameter blocks of `steps` for a batch of `shape`, each at its offset: the contents
@@ -77,9 +85,6 @@ pub(crate) fn record(
         timestamp_writes: None,
     });
     for s in steps {
-        let (x, y, z) = s.op.workgroups(shape);
-        pass.set_pipeline(kernels.pipeline(&s.op));
-        pass.set_bind_group(0, &s.bind_group, &[]);
-        pass.dispatch_workgroups(x, y, z);
+        s.dispatch(&mut pass, kernels, shape);
     }
 }

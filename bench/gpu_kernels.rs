@@ -1,0 +1,138 @@
+//! The GPU kernel benchmark (bench/gpu.sh runs it; `cargo bench --features bench --bench
+//! gpu_kernels`): GFLOP/s of the matmul kernel — over 99 % of an encoder's FLOPs — for the
+//! four linear layers of MiniLM and MPNet, per weight format (f32, q8_0, q4_0), at 160, 448
+//! and 3,584 rows (32 sentences of 5 and 14 tokens, 256 of 14). Per-dispatch GPU times come
+//! from timestamp queries where the adapter has them (else only the wall time per dispatch);
+//! a software adapter (lavapipe, SwiftShader, WARP) is labelled so: its figures are a CPU's.
+//!   ROWS=160,448,3584   the row counts
+//!   SHAPES=minilm,mpnet the models whose layers are timed
+//!   SECONDS=0.25        wall time aimed at per figure (at least 3 dispatches, at most 2,048)
+//!   COMPARE=checked     also time the matmul with wgpu's runtime checks (index clamps, loop
+//!                       bounding), alternating on a second device, and print the ratio
+//! and the GPU variables of `sr-bench` (SR_BENCH_GPU_F16=0: f32 activations, SR_BENCH_GPU_PLAIN=1).
+
+use anyhow::{bail, Context, Result};
+use candle_core::quantized::GgmlDType;
+use sr_bench::backend::webgpu::{Epilogue, GpuContext, GpuOptions};
+
+/// A linear layer: (name, n, k, epilogue) of `x[rows, k] · w[n, k]ᵀ`.
+type Layer = (&'static str, usize, usize, Epilogue);
+
+/// A model's name and its four linear layers.
+fn layers(model: &str) -> Result<(&'static str, [Layer; 4])> {
+    let (name, hidden, inter) = match model {
+        "minilm" => ("all-MiniLM-L6-v2", 384, 1536),
+        "mpnet" => ("all-mpnet-base-v2", 768, 3072),
+        other => bail!("SHAPES: unknown model {other:?} (minilm, mpnet)"),
+    };
+    Ok((
+        name,
+        [
+            ("attention qkv", 3 * hidden, hidden, Epilogue::Bias),
+            ("attention out", hidden, hidden, Epilogue::Residual),
+            ("ffn up (GELU)", inter, hidden, Epilogue::Gelu),
+            ("ffn down", hidden, inter, Epilogue::Residual),
+        ],
+    ))
+}
+
+fn list(var: &str, default: &str) -> Vec<String> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|s| s.trim().to_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn main() -> Result<()> {
+    let rows: Vec<usize> = list("ROWS", "160,448,3584")
+        .iter()
+        .map(|r| {
+            r.parse()
+                .with_context(|| format!("ROWS: {r:?} is not a row count"))
+        })
+        .collect::<Result<_>>()?;
+    let seconds: f64 = std::env::var("SECONDS")
+        .unwrap_or_else(|_| "0.25".into())
+        .parse()
+        .context("SECONDS: not a number")?;
+    let options = GpuOptions {
+        timestamps: true,
+        ..GpuOptions::from_env()
+    };
+    let gpu = pollster::block_on(GpuContext::new(&options))?;
+    let checked = match std::env::var("COMPARE").as_deref() {
+        Ok("checked") => Some(pollster::block_on(GpuContext::new(&GpuOptions {
+            checked_kernels: true,
+            ..options.clone()
+        }))?),
+        Ok("") | Err(_) => None,
+        Ok(other) => bail!("COMPARE: {other:?} is not \"checked\""),
+    };
+    let a = &gpu.adapter;
+    let kind = if a.software {
+        "software adapter, not a GPU: the figures are the CPU's running the shaders"
+    } else {
+        "hardware GPU"
+    };
+    println!("adapter: {} — {kind}", a.describe());
+    println!(
+        "activations {}; per-dispatch times from {}",
+        if gpu.f16 { "f16" } else { "f32" },
+        if gpu.has_timestamps() {
+            "timestamp queries (median of the dispatches; GFLOP/s from them)"
+        } else {
+            "the wall clock only (the adapter has no timestamp queries)"
+        }
+    );
+    let checks = if options.checked_kernels {
+        "with wgpu's runtime checks (SR_BENCH_GPU_CHECKED=1)"
+    } else {
+        "without wgpu's runtime checks (the native default)"
+    };
+    println!("matmul {checks}");
+    print!(
+        "{:<17} {:<14} {:>5} {:>6} {:>6} {:>5} {:>6} {:>10} {:>10} {:>9}",
+        "model", "layer", "rows", "n", "k", "fmt", "runs", "gpu ms", "wall ms", "GFLOP/s"
+    );
+    println!(
+        "{}",
+        if checked.is_some() {
+            "  checked ms  checked/unchecked"
+        } else {
+            ""
+        }
+    );
+    for model in list("SHAPES", "minilm,mpnet") {
+        let (name, layers) = layers(&model)?;
+        for (layer, n, k, epilogue) in layers {
+            for &m in &rows {
+                for (format, label) in [
+                    (GgmlDType::F32, "f32"),
+                    (GgmlDType::Q8_0, "q8_0"),
+                    (GgmlDType::Q4_0, "q4_0"),
+                ] {
+                    // One dispatch's wall time sizes the run to about `seconds`.
+                    let probe = gpu.time_matmul(format, (m, n, k), epilogue, 1)?;
+                    let count = ((seconds * 1e3 / probe.wall_ms).round() as usize).clamp(3, 2048);
+                    let t = gpu.time_matmul(format, (m, n, k), epilogue, count)?;
+                    let ms = t.gpu_ms.unwrap_or(t.wall_ms);
+                    let gflops = 2.0 * (m * n * k) as f64 / (ms * 1e6);
+                    let gpu_ms = t.gpu_ms.map_or("-".into(), |g| format!("{g:.3}"));
+                    print!(
+                        "{name:<17} {layer:<14} {m:>5} {n:>6} {k:>6} {label:>5} {:>6} {gpu_ms:>10} {:>10.3} {gflops:>9.1}",
+                        t.dispatches, t.wall_ms
+                    );
+                    if let Some(checked) = &checked {
+                        let c = checked.time_matmul(format, (m, n, k), epilogue, count)?;
+                        let c_ms = c.gpu_ms.unwrap_or(c.wall_ms);
+                        print!("  {c_ms:>10.3}  {:>17.2}", c_ms / ms);
+                    }
+                    println!();
+                }
+            }
+        }
+    }
+    Ok(())
+}
