@@ -113,10 +113,11 @@ fn main() -> Result<()> {
                     (GgmlDType::Q8_0, "q8_0"),
                     (GgmlDType::Q4_0, "q4_0"),
                 ] {
+                    let timed = gpu.prepare_matmul(format, (m, n, k), epilogue)?;
                     // One dispatch's wall time sizes the run to about `seconds`.
-                    let probe = gpu.time_matmul(format, (m, n, k), epilogue, 1)?;
+                    let probe = timed.time(1)?;
                     let count = ((seconds * 1e3 / probe.wall_ms).round() as usize).clamp(3, 2048);
-                    let t = gpu.time_matmul(format, (m, n, k), epilogue, count)?;
+                    let t = timed.time(count)?;
                     let ms = t.gpu_ms.unwrap_or(t.wall_ms);
                     let gflops = 2.0 * (m * n * k) as f64 / (ms * 1e6);
                     let gpu_ms = t.gpu_ms.map_or("-".into(), |g| format!("{g:.3}"));
@@ -125,7 +126,9 @@ fn main() -> Result<()> {
                         t.dispatches, t.wall_ms
                     );
                     if let Some(checked) = &checked {
-                        let c = checked.time_matmul(format, (m, n, k), epilogue, count)?;
+                        let c = checked
+                            .prepare_matmul(format, (m, n, k), epilogue)?
+                            .time(count)?;
                         let c_ms = c.gpu_ms.unwrap_or(c.wall_ms);
                         print!("  {c_ms:>10.3}  {:>17.2}", c_ms / ms);
                     }

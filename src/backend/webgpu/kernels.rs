@@ -171,15 +171,22 @@ impl Kernels {
                 source: wgpu::ShaderSource::Wgsl(parts.concat().into()),
             })
         };
-        let pipeline = |label: &str, module: &wgpu::ShaderModule, entry: &str| {
+        // `zero_tiles`: wgpu zeroes the workgroup memory before each run (the WebGPU default).
+        let compile = |label: &str, module: &wgpu::ShaderModule, entry: &str, zero_tiles: bool| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: None,
                 module,
                 entry_point: Some(entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    zero_initialize_workgroup_memory: zero_tiles,
+                    ..Default::default()
+                },
                 cache: None,
             })
+        };
+        let pipeline = |label: &str, module: &wgpu::ShaderModule, entry: &str| {
+            compile(label, module, entry, true)
         };
         let matmul = |label: &str, parts: &[&str]| {
             if !trusted_matmul {
@@ -195,18 +202,8 @@ impl Kernels {
             // only; its loops run to k. The kernel tests' edge shapes prove it on lavapipe.
             let module =
                 unsafe { device.create_shader_module_trusted(descriptor, trusted_checks()) };
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                // Both tiles are written in full before each barrier: no zeroing needed.
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    zero_initialize_workgroup_memory: false,
-                    ..Default::default()
-                },
-                cache: None,
-            })
+            // Both tiles are written in full before each barrier: no zeroing needed.
+            compile(label, &module, "main", false)
         };
         let [layer_norm, rms_norm, head_norm_rope, attention, pooling, elementwise, rope, glu] =
             sources(subgroups, act).map(|(label, parts)| module(label, &parts));

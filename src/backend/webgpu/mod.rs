@@ -108,7 +108,7 @@ pub use buffers::GpuMemory;
 pub use context::{AdapterSummary, GpuContext, GpuOptions};
 pub use encoder::{EncodeError, GpuBert};
 #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
-pub use profile::{Epilogue, MatmulTiming};
+pub use profile::{Epilogue, MatmulTiming, TimedMatmul};
 #[cfg(feature = "testing")]
 pub use runners::AttentionMasks;
 

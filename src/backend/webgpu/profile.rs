@@ -1,5 +1,5 @@
 //! Kernel timings for the GPU kernel benchmark (`bench` feature, native only; bench/gpu.sh
-//! runs it): one matmul of the encoder's, dispatched many times on the same buffers, each
+//! runs it): one matmul of the encoder's, uploaded once and dispatched many times, each
 //! dispatch in its own compute pass with a timestamp pair where the device has timestamp
 //! queries, and the wall time per dispatch of one submit of them all. Nothing here ships.
 
@@ -42,6 +42,17 @@ pub struct MatmulTiming {
 /// Timestamp pairs per query set: wgpu's limit is 4,096 queries.
 const MAX_DISPATCHES: usize = 2048;
 
+/// One matmul's buffers and recorded dispatch, uploaded once and timed as often as asked.
+pub struct TimedMatmul<'a> {
+    gpu: &'a GpuContext,
+    step: Step,
+    shape: Shape,
+    /// Room for `MAX_DISPATCHES` timestamp pairs, where the device has timestamp queries.
+    queries: Option<wgpu::QuerySet>,
+    /// The buffers `step` binds (x, w, bias, residual, y, params), kept for its lifetime.
+    _buffers: Vec<wgpu::Buffer>,
+}
+
 impl GpuContext {
     /// The device was opened with timestamp queries (`GpuOptions::timestamps` and the
     /// adapter offers them).
@@ -49,20 +60,17 @@ impl GpuContext {
         self.timestamps
     }
 
-    /// Times `dispatches` runs of `x·wᵀ` with x `[m, k]` and w `[n, k]` stored as `format`
-    /// (f32, q8_0 or q4_0: the weight formats of the GPU matmul), with `epilogue`. The
-    /// weights are pseudo-random values quantized as a file's are (the kernels' time does not
-    /// depend on them), x is zeros.
-    pub fn time_matmul(
+    /// Uploads `x·wᵀ` with x `[m, k]` and w `[n, k]` stored as `format` (f32, q8_0 or q4_0:
+    /// the weight formats of the GPU matmul), with `epilogue`, and runs it once untimed (the
+    /// pipeline's first use and the buffers' first touch stay out of the figures). The weights
+    /// are pseudo-random values quantized as a file's are (the kernel's time does not depend
+    /// on them), x is zeros.
+    pub fn prepare_matmul(
         &self,
         format: GgmlDType,
         (m, n, k): (usize, usize, usize),
         epilogue: Epilogue,
-        dispatches: usize,
-    ) -> Result<MatmulTiming> {
-        if !(1..=MAX_DISPATCHES).contains(&dispatches) {
-            bail!("dispatches must be 1 to {MAX_DISPATCHES}, not {dispatches}");
-        }
+    ) -> Result<TimedMatmul<'_>> {
         self.check()?;
         let d = &self.device;
         let (weights, format) = weight_bytes(format, n, k)?;
@@ -98,22 +106,39 @@ impl GpuContext {
             0,
             &params_bytes(std::slice::from_ref(&step), shape, params.size()),
         );
-
-        // Warm-up: the pipeline's first use and the buffers' first touch stay out of the figures.
-        self.submit_timed(&step, shape, 1, None)?;
         let queries = self.timestamps.then(|| {
             d.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("dispatch timestamps"),
                 ty: wgpu::QueryType::Timestamp,
-                count: 2 * dispatches as u32,
+                count: 2 * MAX_DISPATCHES as u32,
             })
         });
+        let timed = TimedMatmul {
+            gpu: self,
+            step,
+            shape,
+            queries,
+            _buffers: vec![x, w, bias, residual, y, params],
+        };
+        timed.submit(1, false)?;
+        pollster::block_on(scopes.close("preparing the timed matmul"))?;
+        Ok(timed)
+    }
+}
+
+impl TimedMatmul<'_> {
+    /// Times `dispatches` runs (1 to 2,048) in one submit.
+    pub fn time(&self, dispatches: usize) -> Result<MatmulTiming> {
+        if !(1..=MAX_DISPATCHES).contains(&dispatches) {
+            bail!("dispatches must be 1 to {MAX_DISPATCHES}, not {dispatches}");
+        }
+        let scopes = ErrorScopes::open(&self.gpu.device);
         let started = std::time::Instant::now();
-        let ticks = self.submit_timed(&step, shape, dispatches, queries.as_ref())?;
+        let ticks = self.submit(dispatches, true)?;
         let wall_ms = started.elapsed().as_secs_f64() * 1e3 / dispatches as f64;
         pollster::block_on(scopes.close("in the timed matmul"))?;
         let gpu_ms = ticks.map(|t| {
-            let period_ns = f64::from(self.queue.get_timestamp_period());
+            let period_ns = f64::from(self.gpu.queue.get_timestamp_period());
             let mut each: Vec<f64> = t
                 .chunks_exact(2)
                 .map(|p| p[1].saturating_sub(p[0]) as f64 * period_ns / 1e6)
@@ -128,16 +153,13 @@ impl GpuContext {
         })
     }
 
-    /// Submits `dispatches` runs of `step`, one compute pass each (with a timestamp pair each
-    /// into `queries`), waits for them, and returns the timestamps' ticks.
-    fn submit_timed(
-        &self,
-        step: &Step,
-        shape: Shape,
-        dispatches: usize,
-        queries: Option<&wgpu::QuerySet>,
-    ) -> Result<Option<Vec<u64>>> {
-        let d = &self.device;
+    /// Submits `dispatches` runs, one compute pass each (with a timestamp pair each when
+    /// `stamped` and the device has timestamp queries), waits for them, and returns the
+    /// timestamps' ticks.
+    fn submit(&self, dispatches: usize, stamped: bool) -> Result<Option<Vec<u64>>> {
+        let (gpu, step, shape) = (self.gpu, &self.step, self.shape);
+        let queries = self.queries.as_ref().filter(|_| stamped);
+        let d = &gpu.device;
         let mut encoder = d.create_command_encoder(&Default::default());
         for i in 0..dispatches as u32 {
             let timestamp_writes = queries.map(|query_set| wgpu::ComputePassTimestampWrites {
@@ -149,7 +171,7 @@ impl GpuContext {
                 label: Some("timed matmul"),
                 timestamp_writes,
             });
-            step.dispatch(&mut pass, &self.kernels, shape);
+            step.dispatch(&mut pass, &gpu.kernels, shape);
         }
         let readback = queries.map(|q| {
             let bytes = 2 * dispatches as u64 * 8;
@@ -170,13 +192,13 @@ impl GpuContext {
             encoder.copy_buffer_to_buffer(&resolved, 0, &staging, 0, bytes);
             staging
         });
-        let submission = self.queue.submit([encoder.finish()]);
+        let submission = gpu.queue.submit([encoder.finish()]);
         d.poll(wgpu::PollType::Wait {
             submission_index: Some(submission),
             timeout: None,
         })
         .map_err(|e| anyhow!("waiting for the GPU failed: {e}"))?;
-        self.check()?;
+        gpu.check()?;
         let Some(staging) = readback else {
             return Ok(None);
         };
