@@ -9,7 +9,10 @@
 //!   SECONDS=0.25        wall time aimed at per figure (at least 3 dispatches, at most 2,048)
 //!   COMPARE=checked     also time the matmul with wgpu's runtime checks (index clamps, loop
 //!                       bounding), alternating on a second device, and print the ratio
-//! and the GPU variables of `sr-bench` (SR_BENCH_GPU_F16=0: f32 activations, SR_BENCH_GPU_PLAIN=1).
+//!   COMPARE=tiled       likewise the tiled matmul against the one on matrix units (where the
+//!                       adapter has them: cooperative matrices, 16×16 f16 blocks)
+//! and the GPU variables of `sr-bench` (SR_BENCH_GPU_F16=0: f32 activations, SR_BENCH_GPU_PLAIN=1,
+//! SR_BENCH_GPU_COOP=0: no matrix units).
 
 use anyhow::{bail, Context, Result};
 use candle_core::quantized::GgmlDType;
@@ -62,13 +65,39 @@ fn main() -> Result<()> {
         ..GpuOptions::from_env()
     };
     let gpu = pollster::block_on(GpuContext::new(&options))?;
-    let checked = match std::env::var("COMPARE").as_deref() {
-        Ok("checked") => Some(pollster::block_on(GpuContext::new(&GpuOptions {
-            checked_kernels: true,
-            ..options.clone()
-        }))?),
+    // The second device of COMPARE, and the columns it adds.
+    let compared = match std::env::var("COMPARE").as_deref() {
+        Ok("checked") => Some((
+            GpuOptions {
+                checked_kernels: true,
+                ..options.clone()
+            },
+            "checked",
+            "unchecked",
+        )),
+        Ok("tiled") => {
+            if gpu.matrix_units().is_none() {
+                bail!(
+                    "COMPARE=tiled: the matmul does not run on matrix units here (the adapter \
+                     offers no cooperative matrices with 16×16 f16 blocks and subgroups of 32, \
+                     or SR_BENCH_GPU_COOP=0): nothing to compare"
+                );
+            }
+            Some((
+                GpuOptions {
+                    no_matrix_units: true,
+                    ..options.clone()
+                },
+                "tiled",
+                "units",
+            ))
+        }
         Ok("") | Err(_) => None,
-        Ok(other) => bail!("COMPARE: {other:?} is not \"checked\""),
+        Ok(other) => bail!("COMPARE: {other:?} is neither \"checked\" nor \"tiled\""),
+    };
+    let other = match &compared {
+        Some((o, _, _)) => Some(pollster::block_on(GpuContext::new(o))?),
+        None => None,
     };
     let a = &gpu.adapter;
     let kind = if a.software {
@@ -91,19 +120,22 @@ fn main() -> Result<()> {
     } else {
         "without wgpu's runtime checks (the native default)"
     };
-    println!("matmul {checks}");
+    match gpu.matrix_units() {
+        Some(units) => println!("matmul on matrix units: {units}, {checks}"),
+        None => println!("matmul tiled (no matrix units in use), {checks}"),
+    }
     print!(
         "{:<17} {:<14} {:>5} {:>6} {:>6} {:>5} {:>6} {:>10} {:>10} {:>9}",
         "model", "layer", "rows", "n", "k", "fmt", "runs", "gpu ms", "wall ms", "GFLOP/s"
     );
-    println!(
-        "{}",
-        if checked.is_some() {
-            "  checked ms  checked/unchecked"
-        } else {
-            ""
-        }
-    );
+    match &compared {
+        Some((_, name, base)) => println!(
+            "  {:>10}  {:>17}",
+            format!("{name} ms"),
+            format!("{name}/{base}")
+        ),
+        None => println!(),
+    }
     for model in list("SHAPES", "minilm,mpnet") {
         let (name, layers) = layers(&model)?;
         for (layer, n, k, epilogue) in layers {
@@ -125,8 +157,8 @@ fn main() -> Result<()> {
                         "{name:<17} {layer:<14} {m:>5} {n:>6} {k:>6} {label:>5} {:>6} {gpu_ms:>10} {:>10.3} {gflops:>9.1}",
                         t.dispatches, t.wall_ms
                     );
-                    if let Some(checked) = &checked {
-                        let c = checked
+                    if let Some(other) = &other {
+                        let c = other
                             .prepare_matmul(format, (m, n, k), epilogue)?
                             .time(count)?;
                         let c_ms = c.gpu_ms.unwrap_or(c.wall_ms);

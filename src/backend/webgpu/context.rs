@@ -8,6 +8,8 @@ use serde::Serialize;
 
 use super::buffers::{GpuDevice, MemoryLimits};
 use super::kernels::{Activations, Kernels};
+#[cfg(not(target_arch = "wasm32"))]
+use super::matrix_units::{kernels_on_units, MatrixUnits};
 
 /// Options for opening the GPU.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +33,9 @@ pub struct GpuOptions {
     /// f32 activations even where the adapter offers `shader-f16` (only that feature off;
     /// natively `SR_BENCH_GPU_F16=0`).
     pub no_f16: bool,
+    /// The tiled matmul even where the adapter offers matrix units (wgpu's cooperative
+    /// matrices, natively; see `matrix_units.rs`); natively `SR_BENCH_GPU_COOP=0`.
+    pub no_matrix_units: bool,
     /// One batch at a time instead of two in flight (the overlap's benchmark and test;
     /// natively `SR_BENCH_GPU_IN_FLIGHT=1`).
     pub one_batch_in_flight: bool,
@@ -59,6 +64,8 @@ impl GpuOptions {
             options.no_f16 = std::env::var("SR_BENCH_GPU_F16").is_ok_and(|v| v.trim() == "0");
             options.checked_kernels =
                 std::env::var("SR_BENCH_GPU_CHECKED").is_ok_and(|v| v.trim() == "1");
+            options.no_matrix_units =
+                std::env::var("SR_BENCH_GPU_COOP").is_ok_and(|v| v.trim() == "0");
             options.one_batch_in_flight =
                 std::env::var("SR_BENCH_GPU_IN_FLIGHT").is_ok_and(|n| n.trim() == "1");
         }
@@ -80,10 +87,12 @@ pub struct AdapterSummary {
     /// "GPU" runs on the CPU, so its speed says nothing about a real GPU.
     pub software: bool,
     /// The optional WebGPU features the kernels could use that the adapter offers:
-    /// "shader-f16", "subgroups".
+    /// "shader-f16", "subgroups", natively "cooperative-matrix" (wgpu's experimental matrix
+    /// units; offered to the matmul with f16 blocks of 16 or 8 and subgroups of 32 only).
     pub features: Vec<String>,
     /// Those of `features` the kernels use (requested on the device; not when refused by
-    /// `GpuOptions`): "shader-f16" (f16 activations), "subgroups" (reductions).
+    /// `GpuOptions`): "shader-f16" (f16 activations), "subgroups" (reductions),
+    /// "cooperative-matrix" (the matmul on matrix units, once it passed its self-check).
     pub features_used: Vec<String>,
 }
 
@@ -130,6 +139,10 @@ fn feature_names(features: wgpu::Features) -> Vec<String> {
     [
         (wgpu::Features::SHADER_F16, "shader-f16"),
         (wgpu::Features::SUBGROUP, "subgroups"),
+        (
+            wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+            "cooperative-matrix",
+        ),
     ]
     .into_iter()
     .filter(|(f, _)| features.contains(*f))
@@ -149,6 +162,9 @@ pub struct GpuContext {
     pub subgroups: bool,
     /// Activations are stored as f16 (the device has the `shader-f16` feature).
     pub f16: bool,
+    /// The matmul runs on these matrix units (natively, after its self-check).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) matrix_units: Option<MatrixUnits>,
     /// The device has timestamp queries (asked for with `GpuOptions::timestamps`).
     #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
     pub(crate) timestamps: bool,
@@ -204,15 +220,35 @@ impl GpuContext {
         let mut features = wgpu::Features::empty();
         features.set(wgpu::Features::SUBGROUP, subgroups);
         features.set(wgpu::Features::SHADER_F16, f16);
+        // Matrix units take f16 operands in subgroups: with both features only.
+        #[cfg(not(target_arch = "wasm32"))]
+        let units = (f16 && subgroups && !options.no_matrix_units)
+            .then(|| MatrixUnits::offered(&adapter))
+            .flatten();
+        #[cfg(target_arch = "wasm32")]
+        let units: Option<()> = None;
+        features.set(
+            wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+            units.is_some(),
+        );
         #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
         let timestamps = options.timestamps && offered.contains(wgpu::Features::TIMESTAMP_QUERY);
         #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
         features.set(wgpu::Features::TIMESTAMP_QUERY, timestamps);
+        let experimental_features = if units.is_some() {
+            // SAFETY: wgpu's experimental cooperative matrices may hold bugs of wgpu's own;
+            // the matmul on them is used only after it matched the tiled matmul on this
+            // device (`kernels_on_units`), else the feature stays unused.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("sr-bench"),
                 required_features: features,
                 required_limits: limits.clone(),
+                experimental_features,
                 ..Default::default()
             })
             .await
@@ -232,20 +268,40 @@ impl GpuContext {
                 .unwrap()
                 .get_or_insert_with(|| format!("the GPU device was lost ({reason:?}): {message}"));
         });
-        let trusted_matmul = !options.checked_kernels;
-        let kernels = Kernels::new(
-            &device,
-            subgroups,
-            Self::activations_of(f16),
-            trusted_matmul,
-        );
         let memory_limits = MemoryLimits {
             max_buffer_size: limits.max_buffer_size,
             max_storage_binding: limits.max_storage_buffer_binding_size,
             budget: options.memory_budget,
         };
+        let device = GpuDevice::new(device, memory_limits);
+        let trusted_matmul = !options.checked_kernels;
+        let act = Self::activations_of(f16);
+        let kernels = Kernels::new(&device, subgroups, act, trusted_matmul);
+        #[cfg(not(target_arch = "wasm32"))]
+        let (kernels, matrix_units) = match units {
+            Some(u) => {
+                let before = device.memory();
+                let checked =
+                    kernels_on_units(&device, &queue, &kernels, (u, act, trusted_matmul)).await;
+                // The self-check's buffers are gone: out of the memory report.
+                drop(device.hold(device.memory().since(&before)));
+                match checked {
+                    Ok(on_units) => (on_units, Some(u)),
+                    Err(e) => {
+                        eprintln!("sr-bench: {e:#}; the tiled matmul is used");
+                        (kernels, None)
+                    }
+                }
+            }
+            None => (kernels, None),
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        features.set(
+            wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+            matrix_units.is_some(),
+        );
         Ok(Self {
-            device: GpuDevice::new(device, memory_limits),
+            device,
             queue,
             kernels,
             limits,
@@ -256,6 +312,8 @@ impl GpuContext {
             in_flight: if options.one_batch_in_flight { 1 } else { 2 },
             subgroups,
             f16,
+            #[cfg(not(target_arch = "wasm32"))]
+            matrix_units,
             #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]
             timestamps,
             failure,
@@ -273,6 +331,13 @@ impl GpuContext {
     /// How the activations between kernels are stored.
     pub(crate) fn activations(&self) -> Activations {
         Self::activations_of(self.f16)
+    }
+
+    /// The matrix units the matmul runs on (natively, once they passed the self-check), in
+    /// words.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn matrix_units(&self) -> Option<String> {
+        self.matrix_units.map(MatrixUnits::describe)
     }
 
     /// Fails once the device is lost or reported an error outside an error scope.

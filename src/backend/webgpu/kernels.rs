@@ -15,7 +15,13 @@ use crate::backend::cpu::GateActivation;
 use crate::model::Pooling;
 
 const COMMON: &str = include_str!("wgsl/common.wgsl");
+const MATMUL_IO: &str = include_str!("wgsl/matmul_io.wgsl");
 const MATMUL: &str = include_str!("wgsl/matmul.wgsl");
+#[cfg(not(target_arch = "wasm32"))]
+const MATMUL_COOP: &str = include_str!("wgsl/matmul_coop.wgsl");
+/// The directive of wgpu's cooperative matrices (native only; naga requires it).
+#[cfg(not(target_arch = "wasm32"))]
+const ENABLE_COOP: &str = "enable wgpu_cooperative_matrix;\n";
 const WEIGHTS_F32: &str = include_str!("wgsl/weights_f32.wgsl");
 const WEIGHTS_BLOCKS: &str = include_str!("wgsl/weights_blocks.wgsl");
 const WEIGHTS_Q8_0: &str = include_str!("wgsl/weights_q8_0.wgsl");
@@ -62,6 +68,18 @@ impl Activations {
         match self {
             Self::F32 => "alias Act = f32;\n",
             Self::F16 => "enable f16;\nalias Act = f16;\n",
+        }
+    }
+
+    /// Host values as this type's little-endian bytes (f16: rounded to nearest).
+    #[cfg(any(feature = "testing", not(target_arch = "wasm32")))]
+    pub fn encode(self, data: &[f32]) -> Vec<u8> {
+        match self {
+            Self::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            Self::F16 => data
+                .iter()
+                .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+                .collect(),
         }
     }
 
@@ -135,11 +153,21 @@ impl WeightFormat {
             Self::Q4_0 => "matmul_q4_0",
         }
     }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn coop_label(self) -> &'static str {
+        match self {
+            Self::F32 => "matmul_coop_f32",
+            Self::Q8_0 => "matmul_coop_q8_0",
+            Self::Q4_0 => "matmul_coop_q4_0",
+        }
+    }
 }
 
 /// The compiled compute pipelines (one per kernel entry point; the matmul once per
 /// [`WeightFormat`], in `WeightFormat::ALL` order, each writing an activation or, with
 /// [`FLAG_RESIDUAL`], the f32 residual stream).
+#[derive(Clone)]
 pub(crate) struct Kernels {
     matmul: [[wgpu::ComputePipeline; 2]; 3],
     layer_norm: wgpu::ComputePipeline,
@@ -165,51 +193,13 @@ impl Kernels {
         act: Activations,
         trusted_matmul: bool,
     ) -> Self {
-        let module = |label: &str, parts: &[&str]| {
-            device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(parts.concat().into()),
-            })
-        };
-        // `zero_tiles`: wgpu zeroes the workgroup memory before each run (the WebGPU default).
-        let compile = |label: &str, module: &wgpu::ShaderModule, entry: &str, zero_tiles: bool| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: None,
-                module,
-                entry_point: Some(entry),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    zero_initialize_workgroup_memory: zero_tiles,
-                    ..Default::default()
-                },
-                cache: None,
-            })
-        };
         let pipeline = |label: &str, module: &wgpu::ShaderModule, entry: &str| {
-            compile(label, module, entry, true)
-        };
-        let matmul = |label: &str, parts: &[&str]| {
-            if !trusted_matmul {
-                return pipeline(label, &module(label, parts), "main");
-            }
-            let descriptor = wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(parts.concat().into()),
-            };
-            // SAFETY: matmul.wgsl masks its own edges: every read and write of a binding is
-            // guarded by m, n and k of its parameter block, which the graph's buffers are
-            // sized from; its workgroup arrays are indexed by the thread and a k below TK
-            // only; its loops run to k. The kernel tests' edge shapes prove it on lavapipe.
-            let module =
-                unsafe { device.create_shader_module_trusted(descriptor, trusted_checks()) };
-            // Both tiles are written in full before each barrier: no zeroing needed.
-            compile(label, &module, "main", false)
+            compile(device, label, module, entry, true)
         };
         let [layer_norm, rms_norm, head_norm_rope, attention, pooling, elementwise, rope, glu] =
-            sources(subgroups, act).map(|(label, parts)| module(label, &parts));
+            sources(subgroups, act).map(|(label, parts)| module(device, label, &parts));
         Self {
-            matmul: matmul_sources(act)
-                .map(|outputs| outputs.map(|(label, parts)| matmul(label, &parts))),
+            matmul: matmul_pipelines(device, matmul_sources(act), trusted_matmul),
             layer_norm: pipeline("layer_norm", &layer_norm, "main"),
             rms_norm: pipeline("rms_norm", &rms_norm, "main"),
             head_norm_rope: pipeline("head_norm_rope", &head_norm_rope, "main"),
@@ -220,6 +210,34 @@ impl Kernels {
             glu: pipeline("glu", &glu, "main"),
             #[cfg(feature = "testing")]
             gelu: pipeline("gelu", &elementwise, "gelu_inplace"),
+        }
+    }
+
+    /// These kernels with the matmul on matrix units (matmul_coop.wgsl): the device has
+    /// wgpu's cooperative matrices ([`super::matrix_units::MatrixUnits`]), `shader-f16` and
+    /// `subgroups`, and `act` is f16.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn with_matrix_units(
+        &self,
+        device: &wgpu::Device,
+        act: Activations,
+        trusted_matmul: bool,
+    ) -> Self {
+        Self {
+            matmul: matmul_pipelines(device, coop_matmul_sources(act), trusted_matmul),
+            ..self.clone()
+        }
+    }
+
+    /// These kernels with each matmul writing the other output type (an activation where
+    /// the f32 residual stream is expected and back): a wrong matmul for the self-check's
+    /// test. Only on kernels with wgpu's runtime checks (the f32 writes overrun the f16
+    /// buffers, and are clamped).
+    #[cfg(all(test, not(target_arch = "wasm32")))]
+    pub fn with_outputs_swapped(&self) -> Self {
+        Self {
+            matmul: self.matmul.clone().map(|[act, f32]| [f32, act]),
+            ..self.clone()
         }
     }
 
@@ -254,6 +272,65 @@ fn trusted_checks() -> wgpu::ShaderRuntimeChecks {
     }
 }
 
+/// A shader module from its source parts.
+fn module(device: &wgpu::Device, label: &str, parts: &[&str]) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(parts.concat().into()),
+    })
+}
+
+/// The pipeline of `module`'s `entry`; `zero_tiles`: wgpu zeroes the workgroup memory before
+/// each run (the WebGPU default).
+fn compile(
+    device: &wgpu::Device,
+    label: &str,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    zero_tiles: bool,
+) -> wgpu::ComputePipeline {
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module,
+        entry_point: Some(entry),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            zero_initialize_workgroup_memory: zero_tiles,
+            ..Default::default()
+        },
+        cache: None,
+    })
+}
+
+/// The matmul pipelines of `sources`; `trusted`: without wgpu's runtime checks.
+fn matmul_pipelines(
+    device: &wgpu::Device,
+    sources: [[(&'static str, Vec<&'static str>); 2]; 3],
+    trusted: bool,
+) -> [[wgpu::ComputePipeline; 2]; 3] {
+    sources.map(|outputs| {
+        outputs.map(|(label, parts)| {
+            if !trusted {
+                return compile(device, label, &module(device, label, &parts), "main", true);
+            }
+            let descriptor = wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(parts.concat().into()),
+            };
+            // SAFETY: matmul.wgsl and matmul_coop.wgsl mask their own edges: every read and
+            // write of a binding is guarded by m, n and k of the parameter block, which the
+            // graph's buffers are sized from; their workgroup arrays are indexed by the
+            // thread (or subgroup) and a k below TK only; their loops run to k. The kernel
+            // tests' edge shapes prove it on lavapipe, the self-check on matrix units.
+            let module =
+                unsafe { device.create_shader_module_trusted(descriptor, trusted_checks()) };
+            // The tiles (and the scratch blocks) are written in full before each barrier:
+            // no zeroing needed.
+            compile(device, label, &module, "main", false)
+        })
+    })
+}
+
 /// The matmul's modules, per [`WeightFormat`] the same kernel after that format's
 /// `load_weight`, writing an activation and (for [`FLAG_RESIDUAL`]) the f32 residual stream.
 fn matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 3] {
@@ -261,8 +338,24 @@ fn matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 
         [MATMUL_OUT_ACT, MATMUL_OUT_F32].map(|out| {
             let mut parts = vec![act.wgsl(), out, MatmulParams::WGSL, COMMON];
             parts.extend(f.wgsl());
-            parts.push(MATMUL);
+            parts.extend([MATMUL_IO, MATMUL]);
             (f.label(), parts)
+        })
+    })
+}
+
+/// [`matmul_sources`] on matrix units: matmul_coop.wgsl (f16 activations: the operands are
+/// f16).
+#[cfg(not(target_arch = "wasm32"))]
+fn coop_matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 3] {
+    debug_assert_eq!(act, Activations::F16, "matrix units take f16 operands");
+    WeightFormat::ALL.map(|f| {
+        [MATMUL_OUT_ACT, MATMUL_OUT_F32].map(|out| {
+            let mut parts = vec![ENABLE_COOP, act.wgsl(), out, MatmulParams::WGSL];
+            parts.push(COMMON);
+            parts.extend(f.wgsl());
+            parts.extend([MATMUL_IO, MATMUL_COOP]);
+            (f.coop_label(), parts)
         })
     })
 }
@@ -610,6 +703,56 @@ pub(crate) fn check_attention_shape(
 mod tests {
     use wgpu::naga;
 
+    /// The matmul on matrix units, for every weight format and output: parses, validates
+    /// with the capabilities the device then has (cooperative matrices, f16, subgroups), and
+    /// naga writes it as SPIR-V, the form Vulkan drivers get. Without a GPU that offers matrix
+    /// units (lavapipe and SwiftShader do not) this is what can be proven here; the values are
+    /// checked on the device itself before use (`kernels_on_units`).
+    #[test]
+    fn matmul_on_matrix_units_validates_and_compiles_to_spirv() {
+        use super::Activations;
+        use naga::valid::Capabilities as C;
+        let caps =
+            C::SHADER_FLOAT16_IN_FLOAT32 | C::SHADER_FLOAT16 | C::SUBGROUP | C::COOPERATIVE_MATRIX;
+        let sources = super::coop_matmul_sources(Activations::F16);
+        for (label, parts) in sources.iter().flatten() {
+            let source = parts.concat();
+            let module = naga::front::wgsl::parse_str(&source)
+                .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&source)));
+            let mut validator =
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps);
+            validator.subgroup_stages(naga::valid::ShaderStages::COMPUTE);
+            validator.subgroup_operations(naga::valid::SubgroupOperationSet::all());
+            let info = validator
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+            let options = naga::back::spv::Options {
+                lang_version: (1, 3),
+                ..Default::default()
+            };
+            let words = naga::back::spv::write_vec(&module, &info, &options, None)
+                .unwrap_or_else(|e| panic!("{label}: SPIR-V: {e}"));
+            assert!(words.len() > 100, "{label}: {} words", words.len());
+            let bytes = workgroup_bytes(&module);
+            assert!(bytes <= LIMIT, "{label}: {bytes} bytes of workgroup memory");
+        }
+    }
+
+    /// WebGPU's default `maxComputeWorkgroupStorageSize`, the most the device is asked for.
+    const LIMIT: u32 = 16384;
+
+    /// The bytes of a module's workgroup variables.
+    fn workgroup_bytes(module: &naga::Module) -> u32 {
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).unwrap();
+        module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+            .map(|(_, v)| layouter[v.ty].size)
+            .sum()
+    }
+
     /// Every module (generated `Params` included) parses and validates without a GPU, with
     /// and without subgroups and f16 activations (which need those capabilities). Every module may use
     /// `unpack2x16float` (the quantized weights' f16 scales), core WGSL that naga lists as a
@@ -650,6 +793,8 @@ mod tests {
             validator
                 .validate(&module)
                 .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+            let bytes = workgroup_bytes(&module);
+            assert!(bytes <= LIMIT, "{label}: {bytes} bytes of workgroup memory");
         }
     }
 }

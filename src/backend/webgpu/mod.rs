@@ -66,7 +66,12 @@
 //!   keeps `wgsl/reduce.wgsl`). `shader-f16`, when the adapter has it, stores the activations
 //!   between kernels (all but the f32 residual stream `x`) as f16, computed in f32
 //!   ([`kernels::Activations`]; off with `plain_kernels` or `GpuOptions::no_f16`,
-//!   `SR_BENCH_GPU_F16=0`). `AdapterSummary::features_used` says which are in use.
+//!   `SR_BENCH_GPU_F16=0`). Natively, wgpu's experimental cooperative matrices (tensor cores,
+//!   simdgroup matrices) with f16 blocks of 16 or 8 and subgroups of 32: the matmul on matrix
+//!   units (`wgsl/matmul_coop.wgsl`), used once it matched the tiled matmul on the device in
+//!   a self-check at start (`matrix_units.rs`; off with `plain_kernels` or
+//!   `GpuOptions::no_matrix_units`, `SR_BENCH_GPU_COOP=0`).
+//!   `AdapterSummary::features_used` says which are in use.
 //! * **Async.** Readback is asynchronous by nature ([`GpuBert::encode_async`]), while
 //!   [`EncoderBackend::encode`] is synchronous. The smallest clean bridge: the GPU encoder's
 //!   own API is `async`; natively the future is driven by `pollster` and the readback waits in
@@ -87,6 +92,9 @@ mod context;
 mod encoder;
 mod graph;
 mod kernels;
+/// The matmul on matrix units (wgpu's cooperative matrices), natively.
+#[cfg(not(target_arch = "wasm32"))]
+mod matrix_units;
 mod params;
 /// Kernel timings for the GPU kernel benchmark.
 #[cfg(all(feature = "bench", not(target_arch = "wasm32")))]

@@ -388,7 +388,7 @@ fn upload_values(
     stored: Activations,
     data: &[f32],
 ) -> wgpu::Buffer {
-    upload_bytes(device, label, encode(stored, data))
+    upload_bytes(device, label, stored.encode(data))
 }
 
 /// A storage buffer of weights initialised from raw bytes (quantized blocks as the file
@@ -409,15 +409,4 @@ fn upload_u32(device: &GpuDevice, label: &str, data: &[u32]) -> wgpu::Buffer {
         usage,
         Some(&bytes),
     )
-}
-
-/// Host values as this type's little-endian bytes (f16: rounded to nearest).
-fn encode(stored: Activations, data: &[f32]) -> Vec<u8> {
-    match stored {
-        Activations::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        Activations::F16 => data
-            .iter()
-            .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
-            .collect(),
-    }
 }

@@ -15,7 +15,7 @@ pub use ledger::GpuMemory;
 pub(crate) use ledger::Use;
 pub(crate) use ledger::{GpuDevice, Held, MemoryLimits};
 pub(crate) use readback::read_f32;
-#[cfg(feature = "testing")]
+#[cfg(any(feature = "testing", not(target_arch = "wasm32")))]
 pub(crate) use readback::read_values;
 pub(crate) use scopes::ErrorScopes;
 pub(crate) use steps::{params_bytes, record, Step};

@@ -7,22 +7,8 @@
 // words per 4 quantized weights), consecutive threads taking consecutive rows: their stores
 // into the tile land in consecutive banks. Edges (m, n, k not multiples of the tile) are
 // zero-padded on load and masked on store.
-
-// `struct Params` (binding 0) is prepended from Rust: `MatmulParams` in ../params.rs
-// (m, n, k, flags: bit 0 GELU after the bias, bit 1 add `residual`).
-// So are `Act` (how activations are stored: f32 or f16; the kernel computes in f32), `Out`
-// (Act, or f32 for the residual-adding projections, which write the f32 residual stream) and
-// the weight format: one of weights_{f32,q8_0,q4_0}.wgsl declares `WeightWord` (the
-// element type of `w`) and `load_weight4(n, k)`, which returns w[n, k..k+4] as f32 (zero past
-// k's end) — quantized blocks are dequantized here, while the tile is loaded, and never
-// stored as f32.
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<Act>;
-@group(0) @binding(2) var<storage, read> w: array<WeightWord>;
-@group(0) @binding(3) var<storage, read> bias: array<f32>;
-@group(0) @binding(4) var<storage, read> residual: array<Act>;
-@group(0) @binding(5) var<storage, read_write> y: array<Out>;
+//
+// After matmul_io.wgsl (bindings, `tile_x4`, `tile_w4`, `store`).
 
 const TM: u32 = 64u;
 const TN: u32 = 64u;
@@ -30,35 +16,6 @@ const TK: u32 = 32u;
 
 var<workgroup> xs: array<vec4<f32>, 512>; // [TK][TM / 4]
 var<workgroup> ws: array<vec4<f32>, 512>; // [TK][TN / 4]
-
-// x[m, k..k+4], zero past k's end.
-fn load_x4(m: u32, k: u32) -> vec4<f32> {
-    let base = m * p.k + k;
-    if (k + 4u <= p.k) {
-        return vec4<f32>(f32(x[base]), f32(x[base + 1u]), f32(x[base + 2u]), f32(x[base + 3u]));
-    }
-    var v = vec4<f32>(0.0);
-    for (var j = 0u; j < 4u; j++) {
-        if (k + j < p.k) {
-            v[j] = f32(x[base + j]);
-        }
-    }
-    return v;
-}
-
-fn store(row: u32, col: u32, acc: f32) {
-    if (row >= p.m || col >= p.n) {
-        return;
-    }
-    var v = acc + bias[col];
-    if ((p.flags & 1u) != 0u) {
-        v = gelu(v);
-    }
-    if ((p.flags & 2u) != 0u) {
-        v += f32(residual[row * p.n + col]);
-    }
-    y[row * p.n + col] = Out(v);
-}
 
 fn store_row(row: u32, col: u32, acc: vec4<f32>) {
     store(row, col, acc.x);
@@ -86,16 +43,8 @@ fn main(
             let idx = tid + 256u * i;
             let r = idx % 64u;
             let kq = (idx / 64u) * 4u;
-            let gm = m0 + r;
-            let gn = n0 + r;
-            var xv = vec4<f32>(0.0);
-            if (gm < p.m) {
-                xv = load_x4(gm, k0 + kq);
-            }
-            var wv = vec4<f32>(0.0);
-            if (gn < p.n && k0 + kq < p.k) {
-                wv = load_weight4(gn, k0 + kq);
-            }
+            let xv = tile_x4(m0 + r, k0 + kq);
+            let wv = tile_w4(n0 + r, k0 + kq);
             // Row r's component of the vec4 of its 4 rows, at each of the 4 k.
             let slot = r / 4u;
             let c = r % 4u;
