@@ -88,7 +88,7 @@ pub struct AdapterSummary {
     pub software: bool,
     /// The optional WebGPU features the kernels could use that the adapter offers:
     /// "shader-f16", "subgroups", natively "cooperative-matrix" (wgpu's experimental matrix
-    /// units; offered to the matmul with f16 blocks of 16 or 8 and subgroups of 32 only).
+    /// units; used by the matmul with 16 × 16 f16 blocks and subgroups of 32 only).
     pub features: Vec<String>,
     /// Those of `features` the kernels use (requested on the device; not when refused by
     /// `GpuOptions`): "shader-f16" (f16 activations), "subgroups" (reductions),

@@ -334,28 +334,34 @@ fn matmul_pipelines(
 /// The matmul's modules, per [`WeightFormat`] the same kernel after that format's
 /// `load_weight`, writing an activation and (for [`FLAG_RESIDUAL`]) the f32 residual stream.
 fn matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 3] {
-    WeightFormat::ALL.map(|f| {
-        [MATMUL_OUT_ACT, MATMUL_OUT_F32].map(|out| {
-            let mut parts = vec![act.wgsl(), out, MatmulParams::WGSL, COMMON];
-            parts.extend(f.wgsl());
-            parts.extend([MATMUL_IO, MATMUL]);
-            (f.label(), parts)
-        })
-    })
+    matmul_sources_of(act, (None, MATMUL), WeightFormat::label)
 }
 
-/// [`matmul_sources`] on matrix units: matmul_coop.wgsl (f16 activations: the operands are
-/// f16).
+/// [`matmul_sources`] on matrix units: matmul_coop.wgsl after its `enable` directive (f16
+/// activations: the operands are f16).
 #[cfg(not(target_arch = "wasm32"))]
 fn coop_matmul_sources(act: Activations) -> [[(&'static str, Vec<&'static str>); 2]; 3] {
     debug_assert_eq!(act, Activations::F16, "matrix units take f16 operands");
+    matmul_sources_of(
+        act,
+        (Some(ENABLE_COOP), MATMUL_COOP),
+        WeightFormat::coop_label,
+    )
+}
+
+/// `kernel` (after its directive, if any) per weight format and output, with `label`'s names.
+fn matmul_sources_of(
+    act: Activations,
+    (directive, kernel): (Option<&'static str>, &'static str),
+    label: fn(WeightFormat) -> &'static str,
+) -> [[(&'static str, Vec<&'static str>); 2]; 3] {
     WeightFormat::ALL.map(|f| {
         [MATMUL_OUT_ACT, MATMUL_OUT_F32].map(|out| {
-            let mut parts = vec![ENABLE_COOP, act.wgsl(), out, MatmulParams::WGSL];
-            parts.push(COMMON);
+            let mut parts: Vec<&str> = directive.into_iter().collect();
+            parts.extend([act.wgsl(), out, MatmulParams::WGSL, COMMON]);
             parts.extend(f.wgsl());
-            parts.extend([MATMUL_IO, MATMUL_COOP]);
-            (f.coop_label(), parts)
+            parts.extend([MATMUL_IO, kernel]);
+            (label(f), parts)
         })
     })
 }

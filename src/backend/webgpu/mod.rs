@@ -66,8 +66,8 @@
 //!   keeps `wgsl/reduce.wgsl`). `shader-f16`, when the adapter has it, stores the activations
 //!   between kernels (all but the f32 residual stream `x`) as f16, computed in f32
 //!   ([`kernels::Activations`]; off with `plain_kernels` or `GpuOptions::no_f16`,
-//!   `SR_BENCH_GPU_F16=0`). Natively, wgpu's experimental cooperative matrices (tensor cores,
-//!   simdgroup matrices) with f16 blocks of 16 or 8 and subgroups of 32: the matmul on matrix
+//!   `SR_BENCH_GPU_F16=0`). Natively, wgpu's experimental cooperative matrices (tensor cores)
+//!   with 16 × 16 f16 blocks and subgroups of 32: the matmul on matrix
 //!   units (`wgsl/matmul_coop.wgsl`), used once it matched the tiled matmul on the device in
 //!   a self-check at start (`matrix_units.rs`; off with `plain_kernels` or
 //!   `GpuOptions::no_matrix_units`, `SR_BENCH_GPU_COOP=0`).
