@@ -9,6 +9,9 @@
 //   MODELS=a.gguf,b    files of www/models (default: all-MiniLM-L6-v2.* and all-mpnet-base-v2.*)
 //   NATIVE=0 / BROWSER=0  skip a part;  SR_BENCH=path of the CLI;  CHROMIUM=path of the browser
 //   BROWSER_WEBGPU=gpu (the machine's GPU, default) or swiftshader
+//   BATCH=32           natively, sentences per batch (default: the backend's — up to 256 on a
+//                      hardware GPU, 32 on a software one); BATCH=32 against the default measures
+//                      the fuller grids
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -54,10 +57,12 @@ function header(title) {
 }
 
 function native() {
-  header(`native wgpu (${cli} bench --backend auto), ${sentences >= 1e6 ? 'all' : sentences} SR sentences`);
+  header(`native wgpu (${cli} bench --backend auto), ${sentences >= 1e6 ? 'all' : sentences} SR sentences, ` +
+    `batches of ${env.BATCH || "the backend's size"}`);
   for (const file of files) {
+    const batch = env.BATCH ? ['--batch-size', env.BATCH] : [];
     const run = spawnSync(cli, ['bench', '--backend', 'auto', '--data', 'data', '--sentences', String(sentences),
-      '--model', `www/models/${file}`], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      ...batch, '--model', `www/models/${file}`], { encoding: 'utf8', maxBuffer: 1 << 26 });
     if (run.status !== 0) {
       console.log(`${file.padEnd(30)} failed: ${(run.stderr || run.error?.message || '').trim().split('\n').pop()}`);
       continue;

@@ -3,7 +3,7 @@
 # memory, adapter) for MiniLM and MPNet; software adapters are labelled as such, never as a GPU.
 # Needs the release CLI, the site in www/dist (./build.sh) and www/models; serves the benchmark
 # site bench/out/site (bench/site.sh, built here; BROWSER=0 skips it). See bench/gpu.mjs for
-# the knobs: SAMPLE=2000 (default), FULL=1 (all SR sentences), MODELS=…, NATIVE=0, BROWSER=0,
+# the knobs: SAMPLE=2000 (default), FULL=1 (all SR sentences), MODELS=…, NATIVE=0, BROWSER=0, BATCH=32,
 # BROWSER_WEBGPU=swiftshader. First the matmul kernel alone (bench/gpu_kernels.rs: GFLOP/s per
 # layer shape and weight format at 160/448/3,584 rows, per-dispatch timestamps where the
 # adapter has them; its knobs ROWS=, SHAPES=, SECONDS=); KERNELS=0 skips it.

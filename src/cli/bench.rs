@@ -13,7 +13,7 @@ pub(super) fn bench(
     models: &[PathBuf],
     data: &Path,
     count: usize,
-    batch_size: usize,
+    batch_size: Option<usize>,
     backend: BackendKind,
     load: &LoadArgs,
 ) -> Result<()> {
@@ -23,9 +23,10 @@ pub(super) fn bench(
     }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     println!(
-        "native {} benchmark: {} SR sentences, batch size {batch_size}",
+        "native {} benchmark: {} SR sentences, batch size {}",
         backend.as_str().to_uppercase(),
-        refs.len()
+        refs.len(),
+        batch_size.map_or("the backend's".to_string(), |n| n.to_string())
     );
     println!(
         "{:<36} {:>12} {:>14} {:>10} {:>10} {:>9}",
@@ -43,7 +44,9 @@ pub(super) fn bench(
             }
         };
         let load_ms = start.elapsed().as_secs_f64() * 1e3;
-        embedder.set_batch_size(batch_size);
+        if let Some(n) = batch_size {
+            embedder.set_batch_size(n);
+        }
         let work = embedder.work(&refs)?;
         let start = Instant::now();
         embedder.embed(&refs)?;

@@ -142,9 +142,10 @@ enum Command {
         baseline: Encoder,
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
-        /// Sentences per forward pass.
-        #[arg(long, default_value_t = crate::model::DEFAULT_BATCH_SIZE)]
-        batch_size: usize,
+        /// Sentences per forward pass (default: the backend's; 32 on the CPU, up to 256 on a
+        /// hardware GPU, within the same token budget per batch).
+        #[arg(long)]
+        batch_size: Option<usize>,
         #[command(flatten)]
         load: LoadArgs,
     },
@@ -219,8 +220,9 @@ enum Command {
         /// Number of SR sentences to embed.
         #[arg(long, default_value_t = 2000)]
         sentences: usize,
-        #[arg(long, default_value_t = crate::model::DEFAULT_BATCH_SIZE)]
-        batch_size: usize,
+        /// Sentences per forward pass (default: the backend's, as `eval`).
+        #[arg(long)]
+        batch_size: Option<usize>,
         /// Backend: cpu, webgpu (also: gpu; wgpu natively; on a software adapter such as llvmpipe the
         /// figure is CPU emulation) or auto.
         #[arg(long, default_value = "cpu")]
@@ -364,7 +366,9 @@ fn run(cli: Cli) -> Result<()> {
             load,
         } => {
             let mut embedder = load_model(&model, backend, &load)?;
-            embedder.set_batch_size(batch_size);
+            if let Some(n) = batch_size {
+                embedder.set_batch_size(n);
+            }
             if let Some(path) = pairs {
                 let name = path.file_name().map_or_else(
                     || path.display().to_string(),

@@ -135,12 +135,16 @@ impl Embedder {
         )
         .code(ErrorCode::BadModel)?;
         tokenizer.set_prefix(&file.info.prefix);
+        let mut batching = Batching::for_model(&file.info);
+        if let Some(sentences) = backend.max_sentences() {
+            batching.max_sentences = sentences;
+        }
         Ok(Self {
             info: file.info.clone(),
             tokenizer,
             tokens,
             backend,
-            batching: Batching::for_model(&file.info),
+            batching,
         })
     }
 

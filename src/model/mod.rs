@@ -60,6 +60,11 @@ pub trait EncoderBackend {
     }
     /// Where batches run now: "cpu" or "webgpu".
     fn name(&self) -> &'static str;
+    /// Sentences per batch this backend runs best, when it is not the CPU's
+    /// [`DEFAULT_BATCH_SIZE`] (a hardware GPU's fuller grids; the token bound per batch stays).
+    fn max_sentences(&self) -> Option<usize> {
+        None
+    }
     /// Optional (the explainers): per row, the last layer's token vectors over the mask (one
     /// vector per real token, special tokens included, in order).
     fn token_states(&self, _batch: &TokenBatch) -> anyhow::Result<Vec<Vec<Vec<f32>>>> {

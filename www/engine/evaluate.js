@@ -16,7 +16,9 @@ import { backendStatus, dropPool, exclusive, post, requireModel, toPlain, yieldT
  * request (which waits for the GPU) are answered quickly even on a slow software adapter. */
 const GPU_CHUNK_SECONDS = 1;
 const GPU_CHUNK_MIN = 4;
-const GPU_CHUNK_MAX = 64;
+/** Room for two full batches in flight on a hardware GPU (up to 256 sentences each, see
+ * docs/gpu.md); the time target above keeps a slow adapter's chunks small. */
+const GPU_CHUNK_MAX = 512;
 /** Most helpers a request may ask for. */
 const MAX_REQUESTED_WORKERS = 16;
 

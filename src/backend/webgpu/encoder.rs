@@ -38,6 +38,30 @@ pub struct GpuBert {
     busy: Cell<bool>,
     /// Largest token count per submit (the biggest activation must fit one binding).
     max_rows: usize,
+    /// Sentences per batch the embedder forms for this GPU ([`GpuBert::max_sentences`]).
+    max_sentences: usize,
+}
+
+/// The sentence caps tried, largest first, for a batch on a hardware GPU: the token budget per
+/// submit stays the CPU's (`Batching::max_tokens`), so on short sentences these fill it — SR's
+/// ~20-token sentences give ~100 per submit at 2,048 tokens instead of 32 — and the matmul's
+/// grid grows with them. A software adapter keeps the CPU's 32: measured on lavapipe, 256
+/// per submit gave no gain (its cores are already full at 32) and more padding.
+const GPU_BATCH_SENTENCES: [usize; 3] = [256, 128, 64];
+
+/// The sentence caps to try, largest first, ending with the CPU's `default` (the one whose
+/// refusal is the error).
+fn batch_candidates(software: bool, default: usize) -> Vec<usize> {
+    let larger = match software {
+        true => &[][..],
+        false => &GPU_BATCH_SENTENCES[..],
+    };
+    larger
+        .iter()
+        .copied()
+        .filter(|&n| n > default)
+        .chain([default])
+        .collect()
 }
 
 /// A graph and the GPU memory its buffers hold (given back when it is replaced).
@@ -120,7 +144,7 @@ impl GpuBert {
                 ),
             ));
         }
-        let this = Self {
+        let mut this = Self {
             ctx,
             words,
             weights,
@@ -129,20 +153,53 @@ impl GpuBert {
             slots: Default::default(),
             busy: Cell::new(false),
             max_rows,
+            max_sentences: 0,
         };
-        // Two graphs for the largest batch the embedder forms must fit beside the weights.
+        // Two graphs for the largest batch the embedder forms must fit beside the weights: on
+        // a hardware GPU the largest sentence cap whose two graphs the ledger admits, else
+        // the CPU's batching (whose refusal, with its figures, is the error).
         let batching = Batching::for_model(&file.info);
-        let (rows, batch) = this.graph_size(batching.max_tokens, batching.max_sentences);
+        let candidates = batch_candidates(this.ctx.adapter.software, batching.max_sentences);
+        let (default, larger) = candidates.split_last().expect("the default is a candidate");
+        for &sentences in larger {
+            if this
+                .two_graphs_fit(&what, batching.max_tokens, sentences)
+                .await
+                .is_ok()
+            {
+                this.max_sentences = sentences;
+                return Ok(this);
+            }
+        }
+        this.two_graphs_fit(&what, batching.max_tokens, *default)
+            .await?;
+        this.max_sentences = *default;
+        Ok(this)
+    }
+
+    /// Refused with the figures unless two graphs of batches of `sentences` sentences and
+    /// `tokens` tokens fit the adapter beside what is held.
+    async fn two_graphs_fit(&self, what: &str, tokens: usize, sentences: usize) -> Result<()> {
+        // A batch of more tokens than one binding holds runs as several submits of at most
+        // `max_rows` (`encode_all`), so no graph is ever built larger: a 2,048-token context
+        // (EmbeddingGemma's 8 × 2,048 tokens a batch) must not be refused for a size it never uses.
+        let (rows, batch) = self.graph_size(tokens.min(self.max_rows), sentences);
         let full = format!("{what} with two batches of {batch} sentences ({rows} tokens)");
-        let one = this
+        let one = self
             .ctx
             .device
-            .plan(|| async { Ok(Graph::new(&this.ctx, &this.weights, rows, batch)) })
+            .plan(|| async { Ok(Graph::new(&self.ctx, &self.weights, rows, batch)) })
             .await?;
         let mut two = one;
         two.add_all(&one);
-        this.ctx.device.check_fits(&full, &two)?;
-        Ok(this)
+        self.ctx.device.check_fits(&full, &two)
+    }
+
+    /// Sentences per batch for this GPU: up to 256 on a hardware adapter where the memory
+    /// ledger admits two such graphs (the token budget per batch is unchanged), the CPU's 32
+    /// on a software one.
+    pub fn max_sentences(&self) -> usize {
+        self.max_sentences
     }
 
     /// GPU memory held now: the weights, and the graphs of the batches run so far.
@@ -394,4 +451,18 @@ fn layer_norm_no_bias(row: &mut [f32], gamma: &[f32], eps: f32) {
     row.iter_mut()
         .zip(gamma)
         .for_each(|(v, g)| *v = (*v - mean) * scale * g);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hardware_gpu_tries_fuller_batches_first_a_software_one_keeps_the_cpus() {
+        assert_eq!(batch_candidates(false, 32), [256, 128, 64, 32]);
+        assert_eq!(batch_candidates(true, 32), [32]);
+        // A default above the tried caps stays the only candidate.
+        assert_eq!(batch_candidates(false, 300), [300]);
+        assert_eq!(batch_candidates(false, 100), [256, 128, 100]);
+    }
 }

@@ -212,8 +212,9 @@ impl GpuWithCpuFallback {
             Ok(g) => {
                 status.active = BackendKind::WebGpu.as_str().into();
                 status.notices.push(format!(
-                    "GPU memory: {:.1} MB of weights uploaded",
-                    g.memory().weights as f64 / 1e6
+                    "GPU memory: {:.1} MB of weights uploaded; batches of up to {} sentences",
+                    g.memory().weights as f64 / 1e6,
+                    g.max_sentences()
                 ));
                 #[cfg(target_arch = "wasm32")]
                 if let Some(adapter) = status.adapter.as_mut() {
@@ -397,6 +398,10 @@ impl EncoderBackend for Rc<GpuWithCpuFallback> {
 
     fn name(&self) -> &'static str {
         self.active()
+    }
+
+    fn max_sentences(&self) -> Option<usize> {
+        self.gpu().map(|g| g.max_sentences())
     }
 
     // The explainers run on the CPU behind the GPU (the GPU kernels pool in place).
