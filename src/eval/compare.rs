@@ -14,7 +14,8 @@ use crate::eval::report::Dimension;
 /// `null` (an undefined statistic) or, for a file, no cell (that file was not evaluated).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompareRow {
-    /// `model · dtype · split · encoder`.
+    /// `model · dtype · split · encoder`, then the text prefix in quotes when the run had one
+    /// (runs that differ only in their instruction are told apart).
     pub label: String,
     pub model: String,
     pub dtype: String,
@@ -86,12 +87,23 @@ pub fn compare_row(report: &Value) -> Result<CompareRow> {
     };
     let structure = dimension(Dimension::Structure)?;
     let relation = dimension(Dimension::Relation)?;
+    // Reports older than the field, and runs without a prefix, have none.
+    let prefix = match report.get("prefix") {
+        None | Some(Value::Null) => String::new(),
+        Some(_) => text(report, "prefix")?,
+    };
     let stsb_test_spearman = match field(report, "stsb_test")? {
         Value::Null => None,
         _ => number(field(report, "stsb_test.spearman")?, "stsb_test.spearman")?,
     };
     Ok(CompareRow {
-        label: [model.as_str(), &dtype, &split, &encoder].join(" · "),
+        label: match prefix.is_empty() {
+            true => [model.as_str(), &dtype, &split, &encoder].join(" · "),
+            false => format!(
+                "{} · {prefix:?}",
+                [model.as_str(), &dtype, &split, &encoder].join(" · ")
+            ),
+        },
         model,
         dtype,
         split,
@@ -416,6 +428,17 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(rows[0].label, "a · q8_0 · quick · model");
+        // A run with an instruction says which (two runs of one model told apart).
+        let mut prompted = report("a", json!(17.84), json!({"spearman": 82.03}));
+        prompted["prefix"] = json!("task: sentence similarity | query: ");
+        let mut plain = report("a", json!(17.84), Value::Null);
+        plain["prefix"] = json!("");
+        let rows2 = compare_rows(&[prompted, plain]).unwrap();
+        assert_eq!(
+            rows2[0].label,
+            "a · q8_0 · quick · model · \"task: sentence similarity | query: \""
+        );
+        assert_eq!(rows2[1].label, "a · q8_0 · quick · model");
         assert_eq!(
             rows[0].structure,
             [17.84, 1.25, 2.25, 3.25, 4.25, 5.25, 12.5].map(Some)

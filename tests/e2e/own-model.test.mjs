@@ -236,7 +236,7 @@ describe('a model file from this computer, and comparing runs', () => {
     assert.equal(header[18], 'relation_avg');
     assert.equal(header[19], 'stsb_test_spearman');
     assert.deepEqual(header.slice(20), ['rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s',
-      'gflop_per_s', 'gflop_per_s_per_core', 'data', 'czech_news_sts_pearson', 'own_pairs_spearman']);
+      'gflop_per_s', 'gflop_per_s_per_core', 'data', 'czech_news_sts_pearson', 'own_pairs_spearman', 'prefix']);
     const first = lines[1].split(',');
     const ranked = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => Number(tr.dataset.run)));
     const firstReport = exports[ranked[0] - 1];

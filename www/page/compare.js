@@ -25,6 +25,7 @@ export const COMPARE_COLUMNS = [
   ['backend', 'backend', 'text'],
   ['split', 'split', 'text'],
   ['encoder', 'encoder', 'text'],
+  ['prefix', 'text prefix', 'text'],
   ['source', 'source', 'text'],
   ['finished', 'finished', 'text'],
   ['structure_avg', 'structure avg', 'num'],
@@ -62,6 +63,8 @@ export function runRow(id, result) {
     backend: report.encoder === 'static' ? 'cpu' : status && status.active === 'webgpu' ? 'webgpu' : 'cpu',
     split: report.split,
     encoder: report.encoder === 'static' ? 'static' : 'model',
+    // The instruction the run read (runs of one model that differ only in it are told apart).
+    prefix: report.prefix || '',
     source: src.kind === 'local file' ? `local file ${src.file_name}` : 'site',
     sha256: src.sha256,
     finished: result.finished_at,
@@ -107,6 +110,7 @@ function cellText(key, v) {
   if (key === 'structure_avg' || key === 'relation_avg' || key === 'stsb_test_spearman') return fmt2(v);
   if (key === 'finished') return new Date(v).toLocaleTimeString();
   if (key === 'encoder') return v === 'static' ? 'syntax-blind baseline' : 'model';
+  if (key === 'prefix') return v ? JSON.stringify(v) : 'none';
   return String(v);
 }
 
@@ -143,7 +147,8 @@ export function renderCompare(state) {
   $('compare-count').textContent = `${rows.length} run${rows.length === 1 ? '' : 's'} in this tab`;
   try {
     if (!state.compareChart) state.compareChart = createBars($('compare-chart'));
-    const labels = rows.map((r) => `${r.rank}. ${r.encoder === 'model' ? r.model : 'baseline'} · ${r.dtype} · ${r.split}`);
+    const labels = rows.map((r) => `${r.rank}. ${r.encoder === 'model' ? r.model : 'baseline'} · ${r.dtype} · ${r.split}` +
+      (r.prefix ? ` · ${JSON.stringify(r.prefix)}` : ''));
     state.compareChart.update(labels, SCORES.map(([key, label, color]) => ({ label, color, data: rows.map((r) => r[key]) })));
   } catch (err) {
     setMessage($('compare-msg'), err.message, 'error');
@@ -162,8 +167,11 @@ export const CSV_COLUMNS = [
   'label', 'model', 'dtype', 'split', 'encoder',
   ...DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => `${dim}_${f}`)), 'stsb_test_spearman',
   'rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s', 'gflop_per_s',
-  'gflop_per_s_per_core', 'data', 'czech_news_sts_pearson', 'own_pairs_spearman',
+  'gflop_per_s_per_core', 'data', 'czech_news_sts_pearson', 'own_pairs_spearman', 'prefix',
 ];
+
+/** The run's label as `sr-bench compare` writes it: the prefix, when there is one, quoted. */
+const runLabel = (r) => [r.model, r.dtype, r.split, r.encoder].join(' · ') + (r.prefix ? ` · ${JSON.stringify(r.prefix)}` : '');
 
 /** What a run scored, in words: the SR files and STS-B test, Czech News STS, or a user's file. */
 function dataOf(report) {
@@ -178,7 +186,7 @@ function dataOf(report) {
 /** The table as CSV, in the table's order, values unrounded as in the reports. */
 /** @param {PageState} state */
 export function compareCsv(state) {
-  const value = (r, key) => (key === 'label' ? [r.model, r.dtype, r.split, r.encoder].join(' · ')
+  const value = (r, key) => (key === 'label' ? runLabel(r)
     : key in r.cells ? r.cells[key] : r[key]);
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of sortedRuns(state)) lines.push(CSV_COLUMNS.map((k) => csvField(value(r, k))).join(','));
