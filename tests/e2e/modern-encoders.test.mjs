@@ -28,8 +28,7 @@ const CLI = cliPath();
 const ENCODERS = [
   { architecture: 'nomic-bert', layers: '3', positions: '2048' },
   { architecture: 'modern-bert', layers: '4', positions: '1024' },
-  // A decoder: causal attention, grouped-query heads, last-token pooling (and no WebGPU
-  // kernels yet: the page runs it on the CPU).
+  // A decoder: causal attention, grouped-query heads, last-token pooling.
   { architecture: 'qwen3', layers: '3', positions: '2048' },
   // Gemma 3 blocks read both ways, a SentencePiece vocabulary, a Dense head after the pooling.
   { architecture: 'gemma-embedding', layers: '6', positions: '2048' },
@@ -80,6 +79,29 @@ for (const { architecture, layers, positions } of ENCODERS) {
       const cli = Number(execFileSync(CLI, ['similarity', '--model', FILE, ACTIVE, PASSIVE], { encoding: 'utf8' }));
       assert.ok(Math.abs(page_ - cli) <= 1e-5, `browser ${page_} vs CLI ${cli}`);
       t.diagnostic(`${architecture} f32, active/passive: browser ${page_}, CLI ${cli}`);
+    });
+
+    // llama.cpp's files keep no prompt: the page offers the model card's similarity instruction
+    // where it knows one (EmbeddingGemma's), and the cosine is then the CLI's with --prefix.
+    test('the model card\'s instruction is one click away where the card names one', { timeout: 120_000 }, async (t) => {
+      assert.equal(await page.inputValue('#model-prefix'), '', 'the file carries no prompt');
+      const offered = await page.isVisible('#prefix-card');
+      assert.equal(offered, architecture === 'gemma-embedding', `the card's button for ${architecture}`);
+      if (!offered) return;
+      const card = 'task: sentence similarity | query: ';
+      await page.click('#prefix-card');
+      await page.waitForFunction(() => /Prefix: “task: sentence similarity \| query: ” \(yours/.test(
+        document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
+      await page.waitForSelector('#score-model[data-state="ready"]', { timeout: 60_000 });
+      const prompted = await dataValue(page, '#score-model');
+      const cli = Number(execFileSync(CLI, ['similarity', '--model', FILE, '--prefix', card, ACTIVE, PASSIVE],
+        { encoding: 'utf8' }));
+      assert.ok(Math.abs(prompted - cli) <= 1e-5, `with the card's instruction: browser ${prompted} vs CLI ${cli}`);
+      t.diagnostic(`${architecture} f32 with "${card}": browser ${prompted}, CLI ${cli}`);
+      await page.click('#prefix-reset');
+      await page.waitForFunction(() => /Prefix: none \(the file’s\)/.test(
+        document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
+      await page.waitForSelector('#score-model[data-state="ready"]', { timeout: 60_000 });
     });
 
     test('the quick split equals `sr-bench eval --split quick --no-stsb-test` cell by cell', { timeout: RUN_TIMEOUT }, async (t) => {
