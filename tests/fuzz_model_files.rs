@@ -1,7 +1,7 @@
 //! A model file a user brings is hostile input. Mutated and truncated versions of real files
-//! (ours and llama.cpp's, MiniLM, MPNet, nomic-bert, ModernBERT and Qwen3, f32, f16, q8_0, q4_0) go to
-//! the engine: every one must load or fail with a coded error, never panic, and no header field
-//! may make it allocate more than the file holds. Two passes:
+//! (ours and llama.cpp's, MiniLM, MPNet and every architecture only llama.cpp's files bring;
+//! f32, f16, q8_0, q4_0) go to the engine: every one must load or fail with a coded error,
+//! never panic, and no header field may make it allocate more than the file holds. Two passes:
 //! - headers, read as the page reads them before loading (`ModelFile::inspect`): bytes flipped,
 //!   lengths inflated, cut short;
 //! - whole files (`crafted::Base::mutate`, shared with the browser test): the embedded
@@ -38,21 +38,24 @@ fn ours() -> Vec<u8> {
     read(common::model_path(MINILM, "q8_0"))
 }
 
-fn modern() -> Vec<u8> {
-    common::RandomEncoder::load("modern-bert").bytes("q8_0")
+/// The random checkpoint of an architecture (`./build.sh fixtures`), q8_0.
+fn random(architecture: &str) -> Vec<u8> {
+    common::RandomEncoder::load(architecture).bytes("q8_0")
 }
 
 fn nomic() -> Vec<u8> {
-    common::RandomEncoder::load("nomic-bert").bytes("q8_0")
+    random("nomic-bert")
 }
 
-fn qwen3() -> Vec<u8> {
-    common::RandomEncoder::load("qwen3").bytes("q8_0")
-}
-
-fn gemma() -> Vec<u8> {
-    common::RandomEncoder::load("gemma-embedding").bytes("q8_0")
-}
+/// Every architecture only llama.cpp's files bring, by its random checkpoint, with the seeds
+/// of its mutations: headers and whole files in the gate, then in the full tier.
+const RANDOM: [(&str, [u64; 4]); 5] = [
+    ("nomic-bert", [35, 6, 135, 18]),
+    ("modern-bert", [36, 7, 136, 19]),
+    ("qwen2", [40, 11, 140, 23]),
+    ("qwen3", [37, 8, 137, 20]),
+    ("gemma-embedding", [38, 9, 138, 21]),
+];
 
 /// Qwen3's file in llama-quantize's Q4_K_M mix (K-quant and q5_0 blocks, converted at load).
 fn qwen3_q4_k_m() -> Vec<u8> {
@@ -382,15 +385,18 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
     // Ours again with an explicit `general.alignment` (neither real file has one) for the
     // mutations to hit: candle divides by it.
     let aligned = crafted::set_metadata(&ours, "general.alignment", Value::U32(32));
-    let parts = [
+    let mut parts = vec![
         headers("ours q8_0", &ours, 12, GATE_HEADERS),
         headers("ours q8_0 + alignment", &aligned, 56, GATE_HEADERS),
         headers("llama.cpp q8_0", &llama, 34, GATE_HEADERS),
-        headers("nomic-bert q8_0", &nomic(), 35, GATE_HEADERS),
-        headers("modern-bert q8_0", &modern(), 36, GATE_HEADERS),
-        headers("qwen3 q8_0", &qwen3(), 37, GATE_HEADERS),
-        headers("gemma-embedding q8_0", &gemma(), 38, GATE_HEADERS),
         headers("qwen3 q4_k_m", &qwen3_q4_k_m(), 39, GATE_HEADERS),
+    ];
+    for (architecture, [seed, ..]) in RANDOM {
+        let name = format!("{architecture} q8_0");
+        parts.push(headers(&name, &random(architecture), seed, GATE_HEADERS));
+    }
+    let headers_end = parts.len();
+    parts.extend([
         whole_files("ours q8_0", ours, 1, GATE_MINILM),
         whole_files("llama.cpp q8_0", llama, 2, GATE_LLAMA),
         whole_files(
@@ -411,16 +417,16 @@ fn mutated_model_files_load_and_embed_or_fail_with_a_code() {
             5,
             GATE_SMALL,
         ),
-        whole_files("nomic-bert q8_0", nomic(), 6, GATE_NOMIC),
-        whole_files("modern-bert q8_0", modern(), 7, GATE_NOMIC),
-        whole_files("qwen3 q8_0", qwen3(), 8, GATE_NOMIC),
-        whole_files("gemma-embedding q8_0", gemma(), 9, GATE_NOMIC),
         whole_files("qwen3 q4_k_m", qwen3_q4_k_m(), 10, GATE_NOMIC),
-    ];
+    ]);
+    for (architecture, [_, seed, ..]) in RANDOM {
+        let name = format!("{architecture} q8_0");
+        parts.push(whole_files(&name, random(architecture), seed, GATE_NOMIC));
+    }
     let total = finish("gate", &parts, start);
     assert!(total.tried >= 3_000, "{} cases", total.tried);
     assert!(parts.iter().all(|t| t.parsed > 0));
-    assert!(parts[8..].iter().all(|t| t.embedded > 0));
+    assert!(parts[headers_end..].iter().all(|t| t.embedded > 0));
 }
 
 /// Whole-file cases of the gate (MiniLM q8_0, llama.cpp q8_0, each of the others).
@@ -439,15 +445,17 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
     let start = Instant::now();
     let (ours, llama) = (ours(), llama());
     let aligned = crafted::set_metadata(&ours, "general.alignment", Value::U32(32));
-    let parts = [
+    let mut parts = vec![
         headers("ours q8_0", &ours, 112, FULL_HEADERS),
         headers("ours q8_0 + alignment", &aligned, 156, FULL_HEADERS),
         headers("llama.cpp q8_0", &llama, 134, FULL_HEADERS),
-        headers("nomic-bert q8_0", &nomic(), 135, FULL_HEADERS),
-        headers("modern-bert q8_0", &modern(), 136, FULL_HEADERS),
-        headers("qwen3 q8_0", &qwen3(), 137, FULL_HEADERS),
-        headers("gemma-embedding q8_0", &gemma(), 138, FULL_HEADERS),
         headers("qwen3 q4_k_m", &qwen3_q4_k_m(), 139, FULL_HEADERS),
+    ];
+    for (architecture, [_, _, seed, _]) in RANDOM {
+        let name = format!("{architecture} q8_0");
+        parts.push(headers(&name, &random(architecture), seed, FULL_HEADERS));
+    }
+    parts.extend([
         whole_files("ours q8_0", ours, 11, 1_000),
         whole_files("llama.cpp q8_0", llama, 12, 800),
         whole_files(
@@ -470,12 +478,12 @@ fn many_mutated_model_files_load_and_embed_or_fail_with_a_code() {
             60,
         ),
         whole_files("ours f32", read(common::model_path(MINILM, "f32")), 17, 30),
-        whole_files("nomic-bert q8_0", nomic(), 18, 300),
-        whole_files("modern-bert q8_0", modern(), 19, 300),
-        whole_files("qwen3 q8_0", qwen3(), 20, 300),
-        whole_files("gemma-embedding q8_0", gemma(), 21, 300),
         whole_files("qwen3 q4_k_m", qwen3_q4_k_m(), 22, 300),
-    ];
+    ]);
+    for (architecture, [.., seed]) in RANDOM {
+        let name = format!("{architecture} q8_0");
+        parts.push(whole_files(&name, random(architecture), seed, 300));
+    }
     let total = finish("full", &parts, start);
     assert!(total.tried >= 10_000, "{} cases", total.tried);
     assert!(total.loaded >= 1_000, "{} whole files loaded", total.loaded);
@@ -581,18 +589,21 @@ fn crafted_files_name_their_problem() {
         ),
         (
             "a ModernBERT feed-forward input of one half only",
-            crafted::with_tensor_dims(&modern(), "blk.1.ffn_up.weight", [128, 256]),
+            crafted::with_tensor_dims(&random("modern-bert"), "blk.1.ffn_up.weight", [128, 256]),
             "'blk.1.ffn_up.weight' has shape [256, 128], the config says [512, 128]",
         ),
         (
             "ModernBERT without its window",
-            crafted::drop_metadata(&modern(), "modern-bert.attention.sliding_window"),
+            crafted::drop_metadata(
+                &random("modern-bert"),
+                "modern-bert.attention.sliding_window",
+            ),
             "missing metadata 'modern-bert.attention.sliding_window'",
         ),
         (
             "ModernBERT with a window of 0",
             crafted::set_metadata(
-                &modern(),
+                &random("modern-bert"),
                 "modern-bert.attention.sliding_window",
                 Value::U32(0),
             ),
@@ -601,7 +612,7 @@ fn crafted_files_name_their_problem() {
         (
             "global layers every 0 layers",
             crafted::set_metadata(
-                &modern(),
+                &random("modern-bert"),
                 "modern-bert.attention.sliding_window_pattern",
                 Value::U32(0),
             ),
@@ -610,7 +621,7 @@ fn crafted_files_name_their_problem() {
         (
             "a ReLU ModernBERT",
             crafted::set_metadata(
-                &modern(),
+                &random("modern-bert"),
                 "modern-bert.hidden_activation",
                 Value::String("relu".into()),
             ),
@@ -619,7 +630,7 @@ fn crafted_files_name_their_problem() {
         (
             "a merge of a token the vocabulary lacks",
             crafted::set_metadata(
-                &modern(),
+                &random("modern-bert"),
                 "tokenizer.ggml.merges",
                 Value::Array(vec![Value::String("Ġthe zzzz".into())]),
             ),
@@ -627,18 +638,30 @@ fn crafted_files_name_their_problem() {
         ),
         (
             "Qwen3 query heads that cannot share the key/value heads",
-            crafted::set_metadata(&qwen3(), "qwen3.attention.head_count_kv", Value::U32(3)),
+            crafted::set_metadata(
+                &random("qwen3"),
+                "qwen3.attention.head_count_kv",
+                Value::U32(3),
+            ),
             "4 attention heads cannot share 3 key/value heads evenly",
         ),
         (
             "Qwen3 keys and values of different sizes",
-            crafted::set_metadata(&qwen3(), "qwen3.attention.value_length", Value::U32(32)),
+            crafted::set_metadata(
+                &random("qwen3"),
+                "qwen3.attention.value_length",
+                Value::U32(32),
+            ),
             "keys of 64 but values of 32 per head",
         ),
         (
             "a Qwen3 head size the tensors do not have",
             crafted::set_metadata(
-                &crafted::set_metadata(&qwen3(), "qwen3.attention.key_length", Value::U32(32)),
+                &crafted::set_metadata(
+                    &random("qwen3"),
+                    "qwen3.attention.key_length",
+                    Value::U32(32),
+                ),
                 "qwen3.attention.value_length",
                 Value::U32(32),
             ),
@@ -646,29 +669,39 @@ fn crafted_files_name_their_problem() {
         ),
         (
             "a Qwen3 key projection of the query's width",
-            crafted::with_tensor_dims(&qwen3(), "blk.1.attn_k.weight", [128, 256]),
+            crafted::with_tensor_dims(&random("qwen3"), "blk.1.attn_k.weight", [128, 256]),
             "'blk.1.attn_k.weight' has shape [256, 128], the config says [128, 128]",
         ),
         (
             "EmbeddingGemma without its window",
-            crafted::drop_metadata(&gemma(), "gemma-embedding.attention.sliding_window"),
+            crafted::drop_metadata(
+                &random("gemma-embedding"),
+                "gemma-embedding.attention.sliding_window",
+            ),
             "missing metadata 'gemma-embedding.attention.sliding_window'",
         ),
         (
             "an EmbeddingGemma Dense head that does not map back to the hidden size",
-            crafted::set_metadata(&gemma(), "gemma-embedding.dense_3_feat_out", Value::U32(64)),
+            crafted::set_metadata(
+                &random("gemma-embedding"),
+                "gemma-embedding.dense_3_feat_out",
+                Value::U32(64),
+            ),
             "a Dense head of 128 → 512 and 512 → 64",
         ),
         (
             "EmbeddingGemma Dense tensors the metadata does not size",
-            crafted::drop_metadata(&gemma(), "gemma-embedding.dense_2_feat_out"),
+            crafted::drop_metadata(
+                &random("gemma-embedding"),
+                "gemma-embedding.dense_2_feat_out",
+            ),
             "it holds 'dense_2.weight' but its metadata gives the Dense head no widths",
         ),
         (
             "an EmbeddingGemma Dense head of the wrong width",
             crafted::set_metadata(
                 &crafted::set_metadata(
-                    &gemma(),
+                    &random("gemma-embedding"),
                     "gemma-embedding.dense_2_feat_out",
                     Value::U32(256),
                 ),
@@ -685,7 +718,7 @@ fn crafted_files_name_their_problem() {
         (
             "a ModernBERT start token outside the vocabulary",
             crafted::set_metadata(
-                &modern(),
+                &random("modern-bert"),
                 "tokenizer.ggml.bos_token_id",
                 Value::U32(1 << 20),
             ),
@@ -770,13 +803,13 @@ fn crafted_files_name_their_problem() {
     for (what, bytes, expected) in [
         (
             "a Qwen3 chat model (no pooling type)",
-            crafted::drop_metadata(&qwen3(), "qwen3.pooling_type"),
+            crafted::drop_metadata(&random("qwen3"), "qwen3.pooling_type"),
             "a language model, not an embedding model",
         ),
         (
             "a Qwen3 pre-tokenizer we do not rebuild",
             crafted::set_metadata(
-                &qwen3(),
+                &random("qwen3"),
                 "tokenizer.ggml.pre",
                 Value::String("llama-bpe".into()),
             ),
@@ -799,7 +832,7 @@ fn crafted_files_name_their_problem() {
         (
             "a BPE pre-tokenizer we do not rebuild",
             crafted::set_metadata(
-                &modern(),
+                &random("modern-bert"),
                 "tokenizer.ggml.pre",
                 Value::String("deepseek-llm".into()),
             ),

@@ -45,7 +45,7 @@ fn the_file_describes_itself_and_defaults_to_its_position_table() {
     let info = &file.info;
     assert_eq!(
         (
-            info.architecture.as_str(),
+            info.architecture.name(),
             info.dtype.as_str(),
             info.pooling.as_str()
         ),

@@ -92,7 +92,7 @@ fn an_xlm_roberta_folder_converts_and_matches_transformers() {
         .unwrap()
         .info;
     assert_eq!(
-        (info.architecture.as_str(), info.max_seq_length),
+        (info.architecture.name(), info.max_seq_length),
         ("bert", 256)
     );
     let f32 = min_cosine("xlm-roberta", &file);

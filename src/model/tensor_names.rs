@@ -4,6 +4,8 @@
 //! [`crate::model::WORD_EMBEDDINGS`]. Linear and LayerNorm entries are prefixes: the tensors
 //! are `<prefix>.weight` and `<prefix>.bias`.
 
+use super::architecture::DecoderParts;
+
 /// `[max_positions, hidden]`.
 pub const POSITION_EMBEDDINGS: &str = "embeddings.position_embeddings.weight";
 /// `[type_vocab_size, hidden]` (BERT only; single-segment input uses row 0).
@@ -53,15 +55,6 @@ impl LayerNames {
             intermediate,
             output,
             output_norm,
-        }
-    }
-
-    /// Layer `i` of `architecture` ("mpnet", else BERT's names).
-    pub fn of(architecture: &str, i: usize) -> Self {
-        if architecture == "mpnet" {
-            Self::mpnet(i)
-        } else {
-            Self::bert(i)
         }
     }
 
@@ -161,21 +154,23 @@ impl PreNormLayerNames {
     }
 }
 
-/// The layers of a decoder-built embedder (Qwen3, EmbeddingGemma; llama.cpp's names):
-/// pre-RMSNorm, separate Q, K, V projections (grouped-query: K and V narrower), an RMSNorm over
-/// each query and key head, `x + out(attention(norm(x)))`, then
-/// `+ down(act(gate(norm(x))) ⊙ up(norm(x)))`; Gemma 3 normalises each branch's output once
-/// more before it is added (`post_attention_norm`, `post_ffn_norm`). No biases; the norms have
-/// a weight only.
+/// The layers of a decoder-built embedder (Qwen2, Qwen3, EmbeddingGemma; llama.cpp's names):
+/// pre-RMSNorm, separate Q, K, V projections (grouped-query: K and V narrower; Qwen2's with
+/// biases), an RMSNorm over each query and key head (Qwen3's, Gemma's),
+/// `x + out(attention(norm(x)))`, then `+ down(act(gate(norm(x))) ⊙ up(norm(x)))`; Gemma 3
+/// normalises each branch's output once more before it is added (`post_attention_norm`,
+/// `post_ffn_norm`). No other biases; the norms have a weight only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecoderLayerNames {
     pub attention_norm: String,
     pub query: String,
     pub key: String,
     pub value: String,
-    /// Per-head RMSNorms of the queries and keys (`[head_dim]`).
-    pub query_norm: String,
-    pub key_norm: String,
+    /// Per-head RMSNorms of the queries and keys (`[head_dim]`), where the layer has them.
+    pub query_norm: Option<String>,
+    pub key_norm: Option<String>,
+    /// Q, K and V have biases (`<prefix>.bias`).
+    pub qkv_biases: bool,
     pub attention_out: String,
     pub ffn_norm: String,
     pub gate: String,
@@ -186,15 +181,17 @@ pub struct DecoderLayerNames {
 }
 
 impl DecoderLayerNames {
-    pub fn qwen3(i: usize) -> Self {
+    /// The parts every decoder layer has (the optional ones as Qwen3's).
+    fn base(i: usize) -> Self {
         let at = |part: &str| format!("blk.{i}.{part}");
         Self {
             attention_norm: at("attn_norm"),
             query: at("attn_q"),
             key: at("attn_k"),
             value: at("attn_v"),
-            query_norm: at("attn_q_norm"),
-            key_norm: at("attn_k_norm"),
+            query_norm: Some(at("attn_q_norm")),
+            key_norm: Some(at("attn_k_norm")),
+            qkv_biases: false,
             attention_out: at("attn_output"),
             ffn_norm: at("ffn_norm"),
             gate: at("ffn_gate"),
@@ -205,12 +202,17 @@ impl DecoderLayerNames {
         }
     }
 
-    /// Gemma 3's layer (EmbeddingGemma): Qwen3's parts plus the two post-norms.
-    pub fn gemma(i: usize) -> Self {
+    /// Layer `i` of decoder blocks with `parts`.
+    pub fn of(parts: DecoderParts, i: usize) -> Self {
+        let at = |part: &str| format!("blk.{i}.{part}");
+        let base = Self::base(i);
         Self {
-            post_attention_norm: Some(format!("blk.{i}.post_attention_norm")),
-            post_ffn_norm: Some(format!("blk.{i}.post_ffw_norm")),
-            ..Self::qwen3(i)
+            query_norm: parts.qk_norms.then(|| at("attn_q_norm")),
+            key_norm: parts.qk_norms.then(|| at("attn_k_norm")),
+            qkv_biases: parts.qkv_biases,
+            post_attention_norm: parts.post_norms.then(|| at("post_attention_norm")),
+            post_ffn_norm: parts.post_norms.then(|| at("post_ffw_norm")),
+            ..base
         }
     }
 }

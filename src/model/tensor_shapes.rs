@@ -5,6 +5,7 @@
 use anyhow::{bail, Result};
 use candle_core::quantized::gguf_file::Content;
 
+use super::architecture::{Architecture, Blocks, DecoderParts};
 use super::tensor_names::{
     self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames,
 };
@@ -13,19 +14,26 @@ use super::{EncoderConfig, WORD_EMBEDDINGS};
 /// The tensors an encoder of `architecture` reads, by Hugging Face name, with the shape the
 /// config gives them (`[rows, columns]` as PyTorch writes a linear layer: `[out, in]`); the
 /// token type table (BERT) is not among them: its row count is the file's.
-pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
-    if architecture == "nomic-bert" {
-        return gated_shapes(c, GatedLayerNames::nomic_bert);
+pub(crate) fn expected_shapes(
+    architecture: Architecture,
+    c: &EncoderConfig,
+) -> Vec<(String, Vec<usize>)> {
+    match architecture.spec().blocks {
+        Blocks::Bert => table_shapes(c, LayerNames::bert, false),
+        Blocks::MpNet => table_shapes(c, LayerNames::mpnet, true),
+        Blocks::FusedGated => gated_shapes(c, GatedLayerNames::nomic_bert),
+        Blocks::FusedPreNorm => modern_bert_shapes(c),
+        Blocks::Decoder(parts) => decoder_shapes(c, parts),
     }
-    if architecture == "modern-bert" {
-        return modern_bert_shapes(c);
-    }
-    if architecture == "qwen3" {
-        return decoder_shapes(c, DecoderLayerNames::qwen3);
-    }
-    if architecture == "gemma-embedding" {
-        return decoder_shapes(c, DecoderLayerNames::gemma);
-    }
+}
+
+/// BERT's and MPNet's layers (named by `layer`), a position table, biases everywhere; MPNet's
+/// shared relative-position table when `relative`.
+fn table_shapes(
+    c: &EncoderConfig,
+    layer: fn(usize) -> LayerNames,
+    relative: bool,
+) -> Vec<(String, Vec<usize>)> {
     let (h, inner) = (c.hidden_size, c.intermediate_size);
     let mut shapes = vec![
         (WORD_EMBEDDINGS.to_string(), vec![c.vocab_size, h]),
@@ -39,8 +47,8 @@ pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(Str
         shapes.push((names::bias(prefix), vec![h]));
     };
     vector(names::EMBEDDINGS_NORM, &mut shapes);
-    for layer in 0..c.num_hidden_layers {
-        let l = LayerNames::of(architecture, layer);
+    for i in 0..c.num_hidden_layers {
+        let l = layer(i);
         let mut linear = |prefix: &str, out: usize, input: usize| {
             shapes.push((names::weight(prefix), vec![out, input]));
             shapes.push((names::bias(prefix), vec![out]));
@@ -53,7 +61,7 @@ pub(crate) fn expected_shapes(architecture: &str, c: &EncoderConfig) -> Vec<(Str
         vector(&l.attention_norm, &mut shapes);
         vector(&l.output_norm, &mut shapes);
     }
-    if architecture == "mpnet" {
+    if relative {
         let buckets = c.relative_attention_num_buckets.unwrap_or(32);
         shapes.push((
             names::RELATIVE_ATTENTION_BIAS.into(),
@@ -117,13 +125,11 @@ fn modern_bert_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
     shapes
 }
 
-/// Qwen3, EmbeddingGemma: pre-RMSNorm decoder layers, grouped-query projections, per-head q/k
-/// norms, a gated feed-forward, a final norm (Gemma: post-norms too, and the Dense head after
-/// pooling when the file has one); no biases, no position table (rotary positions).
-fn decoder_shapes(
-    c: &EncoderConfig,
-    layer_names: fn(usize) -> DecoderLayerNames,
-) -> Vec<(String, Vec<usize>)> {
+/// Qwen2, Qwen3, EmbeddingGemma: pre-RMSNorm decoder layers, grouped-query projections (Qwen2's
+/// with biases), per-head q/k norms (Qwen3's, Gemma's), a gated feed-forward, a final norm
+/// (Gemma: post-norms too, and the Dense head after pooling when the file has one); no other
+/// biases, no position table (rotary positions).
+fn decoder_shapes(c: &EncoderConfig, parts: DecoderParts) -> Vec<(String, Vec<usize>)> {
     let (h, inner, q, kv) = (
         c.hidden_size,
         c.intermediate_size,
@@ -135,20 +141,26 @@ fn decoder_shapes(
         (names::weight(names::OUTPUT_NORM), vec![h]),
     ];
     for i in 0..c.num_hidden_layers {
-        let l = layer_names(i);
+        let l = DecoderLayerNames::of(parts, i);
         for post in [&l.post_attention_norm, &l.post_ffn_norm]
             .into_iter()
             .flatten()
         {
             shapes.push((names::weight(post), vec![h]));
         }
+        for norm in [&l.query_norm, &l.key_norm].into_iter().flatten() {
+            shapes.push((names::weight(norm), vec![c.head_dim()]));
+        }
+        if l.qkv_biases {
+            for (prefix, width) in [(&l.query, q), (&l.key, kv), (&l.value, kv)] {
+                shapes.push((names::bias(prefix), vec![width]));
+            }
+        }
         for (prefix, dims) in [
             (&l.attention_norm, vec![h]),
             (&l.query, vec![q, h]),
             (&l.key, vec![kv, h]),
             (&l.value, vec![kv, h]),
-            (&l.query_norm, vec![c.head_dim()]),
-            (&l.key_norm, vec![c.head_dim()]),
             (&l.attention_out, vec![h, q]),
             (&l.ffn_norm, vec![h]),
             (&l.gate, vec![inner, h]),
@@ -172,7 +184,7 @@ fn decoder_shapes(
 /// `file_name` maps a Hugging Face name to the file's own.
 pub(super) fn check(
     content: &Content,
-    architecture: &str,
+    architecture: Architecture,
     config: &EncoderConfig,
     max_seq_length: usize,
     file_name: impl Fn(&str) -> String,
@@ -205,7 +217,7 @@ pub(super) fn check(
             }
         }
     }
-    if super::has_token_types(architecture) {
+    if architecture.spec().token_types {
         if let (name, Some(dims)) = dims_of(names::TOKEN_TYPE_EMBEDDINGS) {
             if dims.len() != 2 || dims[1] != config.hidden_size {
                 bail!(

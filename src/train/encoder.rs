@@ -12,7 +12,7 @@ use candle_core::{DType, Device, Tensor, Var, D};
 use crate::backend::cpu::{mpnet_position_bias, mpnet_position_ids, relative_buckets};
 use crate::eval::rng::SplitMix64;
 use crate::model::tensor_names::{self as names, LayerNames};
-use crate::model::{ModelFile, WORD_EMBEDDINGS};
+use crate::model::{Architecture, ModelFile, WORD_EMBEDDINGS};
 
 /// Dropout during training: the probability, and the generator of its masks (seeded, so a
 /// run repeats exactly).
@@ -66,12 +66,22 @@ impl TrainableEncoder {
     /// the gradient check). Only our own BERT and MPNet files: their tensors and names are
     /// what a trained file is written back with.
     pub fn load(file: &ModelFile, dtype: DType) -> Result<Self> {
-        let kind = match file.info.architecture.as_str() {
-            "bert" => Kind::Bert,
-            "mpnet" => Kind::MpNet,
-            other => bail!(
-                "sr-bench train fine-tunes BERT (all-MiniLM-L6-v2) and MPNet (all-mpnet-base-v2) \
-                 files; this one is '{other}'"
+        let kind = match file.info.architecture {
+            Architecture::Bert => Kind::Bert,
+            Architecture::MpNet => Kind::MpNet,
+            other @ (Architecture::NomicBert
+            | Architecture::ModernBert
+            | Architecture::Qwen2
+            | Architecture::Qwen3
+            | Architecture::GemmaEmbedding) => bail!(
+                "sr-bench train fine-tunes {} files (all-MiniLM-L6-v2, all-mpnet-base-v2); \
+                 this one is '{other}'",
+                Architecture::ALL
+                    .into_iter()
+                    .filter(|a| a.spec().trainable)
+                    .map(|a| a.spec().label)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
             ),
         };
         let mut params = BTreeMap::new();

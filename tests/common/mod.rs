@@ -168,6 +168,17 @@ pub fn llama_path(dtype: &str) -> PathBuf {
     dir.join(file)
 }
 
+/// The tokenizer a loaded file reads texts with (its max sequence length, its padding id).
+pub fn tokenizer_of(file: &sr_bench::model::ModelFile) -> sr_bench::model::TextTokenizer {
+    sr_bench::model::TextTokenizer::from_json(
+        &file.tokenizer_json,
+        file.info.max_seq_length,
+        file.config.pad_token_id as u32,
+        file.info.vocab_size,
+    )
+    .unwrap()
+}
+
 /// A random-initialised checkpoint of `architecture` converted by llama.cpp's converter, with
 /// transformers' embeddings of the fixture texts (`./build.sh fixtures`,
 /// tests/reference/random_encoders.py).

@@ -28,7 +28,9 @@ const CLI = cliPath();
 const ENCODERS = [
   { architecture: 'nomic-bert', layers: '3', positions: '2048' },
   { architecture: 'modern-bert', layers: '4', positions: '1024' },
-  // A decoder: causal attention, grouped-query heads, last-token pooling.
+  // Decoders: causal attention, grouped-query heads, last-token pooling (Qwen2's Q/K/V with
+  // biases, Qwen3's with per-head norms).
+  { architecture: 'qwen2', layers: '3', positions: '2048' },
   { architecture: 'qwen3', layers: '3', positions: '2048' },
   // Gemma 3 blocks read both ways, a SentencePiece vocabulary, a Dense head after the pooling.
   { architecture: 'gemma-embedding', layers: '6', positions: '2048' },

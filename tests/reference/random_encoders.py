@@ -13,7 +13,10 @@ embedding (transformers' last hidden states, mean pooled over the attention mask
 sentence-transformers does, L2-normalised; Qwen3's: its last token's, as Qwen3-Embedding
 pools; EmbeddingGemma's: the mean through its two Dense modules), with each file's sha256; for
 ModernBERT, Qwen3 and EmbeddingGemma also OUT_DIR/<arch>.sr-ids.json, the reference
-tokenizer's ids of every SR text. For benchmarks only: OUT_DIR/<arch>-minilm-shape.q8_0.gguf.
+tokenizer's ids of every SR text; for every architecture's vocabulary (and MiniLM's, the
+WordPiece of llama.cpp's `bert` files) OUT_DIR/<arch>.whitespace-ids.json, the reference
+tokenizer's ids of tests/fixtures/whitespace-texts.json. For benchmarks only:
+OUT_DIR/<arch>-minilm-shape.q8_0.gguf.
 """
 import csv
 import hashlib
@@ -34,12 +37,26 @@ from tokenizers import (Regex, Tokenizer, decoders, models, normalizers, pre_tok
 from transformers import (AutoTokenizer, BertConfig, BertModel, Gemma3TextConfig,
                           Gemma3TextModel, ModernBertConfig,
                           ModernBertModel, NomicBertConfig, NomicBertModel,
-                          PreTrainedTokenizerFast, Qwen3Config, Qwen3Model, XLMRobertaConfig,
+                          PreTrainedTokenizerFast, Qwen2Config, Qwen2Model, Qwen3Config,
+                          Qwen3Model, XLMRobertaConfig,
                           XLMRobertaModel)
 
 minilm, fixture, out, converter, sr_dir = map(Path, sys.argv[1:6])
 out.mkdir(parents=True, exist_ok=True)
 texts = [item["text"] for item in json.loads(fixture.read_text())["items"]]
+WHITESPACE = json.loads((Path(__file__).resolve().parent.parent / "fixtures" /
+                         "whitespace-texts.json").read_text())["texts"]
+
+
+def whitespace_ids(name, tokenizer):
+    """The model's own tokenizer's ids of texts with leading, trailing and repeated whitespace
+    of every kind (what a vocabulary rebuilt from a llama.cpp file must give too)."""
+    ids = [tokenizer(text)["input_ids"] for text in WHITESPACE]
+    (out / f"{name}.whitespace-ids.json").write_text(json.dumps({"texts": WHITESPACE,
+                                                                 "ids": ids}))
+
+
+whitespace_ids("all-MiniLM-L6-v2", AutoTokenizer.from_pretrained(minilm))
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json", "modules.json", "sentence_bert_config.json"]
 
@@ -237,6 +254,36 @@ def qwen3(name="qwen3", hidden=128, layers=3, heads=4, kv_heads=2, head_dim=64, 
     return name, folder, model
 
 
+def qwen2(name="qwen2", hidden=128, layers=3, heads=4, kv_heads=2, inner=256):
+    """gte-Qwen2-*-instruct's shape, small: Qwen3's decoder without the q/k norms, with biases
+    on the query, key and value projections (randomised: transformers starts them at zero),
+    heads of hidden / heads, last-token pooling; Qwen3's vocabulary."""
+    torch.manual_seed(20261206)
+    tokenizer = qwen3_tokenizer()
+    ids = tokenizer.convert_tokens_to_ids
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden,
+                         num_hidden_layers=layers, num_attention_heads=heads,
+                         num_key_value_heads=kv_heads, intermediate_size=inner,
+                         max_position_embeddings=2048, rms_norm_eps=1e-6,
+                         initializer_range=0.1, tie_word_embeddings=True,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+                         pad_token_id=None, bos_token_id=ids("<|endoftext|>"),
+                         eos_token_id=ids("<|im_end|>"), attn_implementation="eager")
+    model = Qwen2Model(config).eval()
+    randomise_norms(model, torch.Generator().manual_seed(17))
+    generator = torch.Generator().manual_seed(19)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.Linear) and module.bias is not None:
+                module.bias.copy_(0.1 * torch.randn(module.bias.shape, generator=generator))
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    st_modules(folder, hidden, "lasttoken", 512)
+    return name, folder, model
+
+
 def st_modules(folder, hidden, pooling, max_seq_length, dense=()):
     """sentence-transformers' modules.json, pooling and sentence_bert_config.json in `folder`:
     the Transformer, Pooling by `pooling` ("mean" or "lasttoken"), the `dense` modules' folders
@@ -410,7 +457,7 @@ def convert(arch, folder, dtype):
         command.append("--sentence-transformers-dense-modules")
     if arch.startswith("modern-bert"):
         command = [sys.executable, "-c", NAMED_PRE]
-    elif arch.startswith("qwen3"):
+    elif arch.startswith("qwen"):
         command = [sys.executable, "-c", NAMED_PRE.replace('"modern-bert"', '"qwen2"')]
     with open(log, "w") as f:
         done = subprocess.run(command + [str(folder), "--outtype", dtype, "--outfile", str(path)],
@@ -475,6 +522,7 @@ for arch, folder, model, dtypes, extra in [
         (*nomic_bert(), ["f32", "f16", "q8_0", "q4_0"], []),
         (*modern_bert(), ["f32", "f16", "q8_0", "q4_0"], long_texts()),
         (*modern_bert("modern-bert-silu", layers=3, activation="silu"), ["f32"], long_texts(2)),
+        (*qwen2(), ["f32", "q8_0"], long_texts(2)),
         (*qwen3(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2)),
         (*gemma_embedding(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2))]:
     files = {}
@@ -486,7 +534,7 @@ for arch, folder, model, dtypes, extra in [
             path = convert(arch, folder, dtype)
         files[dtype] = {"file": path.name, "sha256": sha256(path)}
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    pooling, pool = {"qwen3": ("last", last_token),
+    pooling, pool = {"qwen2": ("last", last_token), "qwen3": ("last", last_token),
                      "gemma-embedding": ("mean", mean_dense)}.get(arch, ("mean", mean_pooled))
     items = []
     for text in texts + extra:
@@ -494,6 +542,8 @@ for arch, folder, model, dtypes, extra in [
         items.append({"text": text, "ids": ids, "embedding": embedding})
     reference = {"architecture": arch, "files": files, "pooling": pooling, "items": items}
     (out / f"{arch}.reference.json").write_text(json.dumps(reference))
+    if arch != "modern-bert-silu":
+        whitespace_ids(arch, tokenizer)
     if arch in ("modern-bert", "qwen3", "gemma-embedding"):
         every = sr_texts()
         ids = tokenizer(every)["input_ids"]

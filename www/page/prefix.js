@@ -10,12 +10,6 @@ import { updatePlayground } from './playground.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
-/** The similarity instruction a model card gives, by architecture, where the file carries none
- * (llama.cpp's GGUFs keep no prompts, and sentence-transformers' own default for these models is
- * none): EmbeddingGemma's card names "task: sentence similarity | query: " for STS (measured on
- * its real weights: STS-B test 84.87 → 88.17, docs/benchmarks.md). */
-const CARD_PREFIX = { 'gemma-embedding': 'task: sentence similarity | query: ' };
-
 /** How a prefix reads in a sentence: quoted with its spaces visible, or "none". */
 export function prefixLabel(prefix) {
   return prefix ? `“${prefixToField(prefix)}”` : 'none';
@@ -39,7 +33,9 @@ export function renderPrefix(state) {
   $('prefix-hint').hidden = !loaded;
   if (!loaded) return;
   $('model-prefix').value = prefixToField(loaded.info.prefix);
-  $('prefix-card').hidden = !(loaded.info.architecture in CARD_PREFIX);
+  // The similarity instruction the architecture's model card gives where files carry none
+  // (llama.cpp's GGUFs keep no prompts): the engine's architecture table says it.
+  $('prefix-card').hidden = !loaded.info.card_prefix;
   describe(state);
 }
 
@@ -77,7 +73,7 @@ export function setupPrefix(state) {
   });
   $('prefix-reset').addEventListener('click', () => apply(state, state.loaded ? state.loaded.filePrefix : ''));
   $('prefix-card').addEventListener('click', () => {
-    const card = state.loaded && CARD_PREFIX[state.loaded.info.architecture];
+    const card = state.loaded && state.loaded.info.card_prefix;
     if (card) apply(state, card);
   });
 }

@@ -90,8 +90,9 @@ pub struct GroupedAttention {
     query: Linear,
     key: Linear,
     value: Linear,
-    query_norm: RmsNorm,
-    key_norm: RmsNorm,
+    /// Per-head norms before the rotary positions (Qwen3's, Gemma's; not Qwen2's).
+    query_norm: Option<RmsNorm>,
+    key_norm: Option<RmsNorm>,
     out: Linear,
     heads: usize,
     kv_heads: usize,
@@ -100,12 +101,17 @@ pub struct GroupedAttention {
 impl GroupedAttention {
     pub fn load(w: &Weights, n: &DecoderLayerNames, cfg: &EncoderConfig) -> Result<Self> {
         let eps = cfg.layer_norm_eps;
+        let projection = |prefix: &str| match n.qkv_biases {
+            true => w.linear(prefix),
+            false => w.linear_no_bias(prefix),
+        };
+        let norm = |name: &Option<String>| name.as_deref().map(|n| w.rms_norm(n, eps)).transpose();
         Ok(Self {
-            query: w.linear_no_bias(&n.query)?,
-            key: w.linear_no_bias(&n.key)?,
-            value: w.linear_no_bias(&n.value)?,
-            query_norm: w.rms_norm(&n.query_norm, eps)?,
-            key_norm: w.rms_norm(&n.key_norm, eps)?,
+            query: projection(&n.query)?,
+            key: projection(&n.key)?,
+            value: projection(&n.value)?,
+            query_norm: norm(&n.query_norm)?,
+            key_norm: norm(&n.key_norm)?,
             out: w.linear_no_bias(&n.attention_out)?,
             heads: cfg.num_attention_heads,
             kv_heads: cfg.kv_heads(),
@@ -114,10 +120,16 @@ impl GroupedAttention {
 
     /// `h`: the normalised states `[batch, seq, hidden]` → the output projection's.
     pub fn forward(&self, h: &Tensor, rope: &RopeTables, bias: &Tensor) -> Result<Tensor> {
-        let heads = |proj: &Linear, n: usize| split_heads(&proj.forward(h)?, n);
-        let q = rope.apply(&self.query_norm.forward(&heads(&self.query, self.heads)?)?)?;
-        let k = rope.apply(&self.key_norm.forward(&heads(&self.key, self.kv_heads)?)?)?;
-        let v = heads(&self.value, self.kv_heads)?;
+        let heads = |proj: &Linear, n: usize, norm: &Option<RmsNorm>| {
+            let x = split_heads(&proj.forward(h)?, n)?;
+            match norm {
+                Some(norm) => norm.forward(&x),
+                None => Ok(x),
+            }
+        };
+        let q = rope.apply(&heads(&self.query, self.heads, &self.query_norm)?)?;
+        let k = rope.apply(&heads(&self.key, self.kv_heads, &self.key_norm)?)?;
+        let v = heads(&self.value, self.kv_heads, &None)?;
         let group = self.heads / self.kv_heads;
         let context = attention(&q, &repeat_kv(k, group)?, &repeat_kv(v, group)?, bias)?;
         self.out.forward(&context)

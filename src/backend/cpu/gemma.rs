@@ -16,6 +16,7 @@ use super::blocks::{
 };
 use super::weights::{RmsNorm, Weights};
 use super::LayerVisitor;
+use crate::model::architecture::DecoderParts;
 use crate::model::tensor_names::{self as names, DecoderLayerNames};
 use crate::model::EncoderConfig;
 
@@ -31,13 +32,13 @@ struct Layer {
 }
 
 impl Layer {
-    fn load(w: &Weights, cfg: &EncoderConfig, i: usize) -> Result<Self> {
-        let n = DecoderLayerNames::gemma(i);
+    fn load(w: &Weights, cfg: &EncoderConfig, parts: DecoderParts, i: usize) -> Result<Self> {
+        let n = DecoderLayerNames::of(parts, i);
         let eps = cfg.layer_norm_eps;
         let norm = |name: &Option<String>| {
             let name = name
                 .as_deref()
-                .expect("Gemma's layer names have post-norms");
+                .ok_or_else(|| anyhow!("model config: Gemma's layers have post-norms"))?;
             w.rms_norm(name, eps)
         };
         Ok(Self {
@@ -65,7 +66,12 @@ pub struct Gemma {
 }
 
 impl Gemma {
-    pub fn load(w: &Weights, cfg: &EncoderConfig, words: QMatMul) -> Result<Self> {
+    pub fn load(
+        w: &Weights,
+        cfg: &EncoderConfig,
+        words: QMatMul,
+        parts: DecoderParts,
+    ) -> Result<Self> {
         let missing = |what: &str| anyhow!("model config: gemma-embedding needs {what}");
         let theta = cfg.rope_theta.ok_or_else(|| missing("a rotary base"))?;
         let local_theta = cfg
@@ -75,7 +81,7 @@ impl Gemma {
             .local_attention
             .ok_or_else(|| missing("a sliding window"))?;
         let layers = (0..cfg.num_hidden_layers)
-            .map(|i| Layer::load(w, cfg, i))
+            .map(|i| Layer::load(w, cfg, parts, i))
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             words,

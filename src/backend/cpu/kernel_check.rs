@@ -1,5 +1,5 @@
 //! The CPU kernels against an f64 reference on seeded random inputs. One implementation for two
-//! callers: the unit tests (natively: the portable kernels) and tests/browser_kernels.rs (in
+//! callers: the unit tests (natively: the portable kernels) and tests/browser_kernels_full.rs (in
 //! Chromium: the simd128 kernels the page runs).
 
 use candle_core::quantized::{GgmlDType, QStorage, QTensor};

@@ -12,7 +12,7 @@ pub mod kernel_check;
 mod modern_bert;
 mod mpnet;
 mod nomic_bert;
-mod qwen3;
+mod qwen;
 pub(crate) use activation::GateActivation;
 pub(crate) use blocks::Rope;
 pub use mpnet::{
@@ -33,9 +33,10 @@ use candle_core::quantized::QMatMul;
 use candle_core::{Device, Tensor};
 
 use super::MatmulMode;
-use crate::error::{coded, ErrorCode};
+use crate::model::architecture::DecoderParts;
 use crate::model::{
-    Embedder, EncoderBackend, ModelFile, Pooling, TokenBatch, TokenTable, WORD_EMBEDDINGS,
+    Architecture, Embedder, EncoderBackend, ModelFile, Pooling, TokenBatch, TokenTable,
+    WORD_EMBEDDINGS,
 };
 
 /// A CPU [`Embedder`] for a parsed file.
@@ -111,31 +112,43 @@ fn build(
     let config = &file.config;
     let head = DenseHead::load(weights, config)?;
     let w = word_embeddings;
-    match file.info.architecture.as_str() {
-        "bert" => CpuEncoder::boxed(bert::Bert::load(weights, config, w)?, pooling, head),
-        "mpnet" => CpuEncoder::boxed(mpnet::MpNet::load(weights, config, w)?, pooling, head),
-        "nomic-bert" => CpuEncoder::boxed(
+    match file.info.architecture {
+        Architecture::Bert => {
+            CpuEncoder::boxed(bert::Bert::load(weights, config, w)?, pooling, head)
+        }
+        Architecture::MpNet => {
+            CpuEncoder::boxed(mpnet::MpNet::load(weights, config, w)?, pooling, head)
+        }
+        Architecture::NomicBert => CpuEncoder::boxed(
             nomic_bert::NomicBert::load(weights, config, w)?,
             pooling,
             head,
         ),
-        "modern-bert" => CpuEncoder::boxed(
+        Architecture::ModernBert => CpuEncoder::boxed(
             modern_bert::ModernBert::load(weights, config, w)?,
             pooling,
             head,
         ),
-        "qwen3" => CpuEncoder::boxed(qwen3::Qwen3::load(weights, config, w)?, pooling, head),
-        "gemma-embedding" => {
-            CpuEncoder::boxed(gemma::Gemma::load(weights, config, w)?, pooling, head)
-        }
-        other => Err(coded(
-            ErrorCode::UnsupportedArchitecture,
-            format!(
-                "model file: unsupported architecture '{other}' (supported: {})",
-                crate::model::ARCHITECTURES.join(", ")
-            ),
-        )),
+        Architecture::Qwen2 | Architecture::Qwen3 => CpuEncoder::boxed(
+            qwen::Qwen::load(weights, config, w, decoder_parts(file)?)?,
+            pooling,
+            head,
+        ),
+        Architecture::GemmaEmbedding => CpuEncoder::boxed(
+            gemma::Gemma::load(weights, config, w, decoder_parts(file)?)?,
+            pooling,
+            head,
+        ),
     }
+}
+
+/// The decoder layers' parts of the file's architecture (the table's).
+fn decoder_parts(file: &ModelFile) -> Result<DecoderParts> {
+    let architecture = file.info.architecture;
+    architecture
+        .spec()
+        .decoder_parts()
+        .ok_or_else(|| anyhow::anyhow!("{architecture} is not built of decoder layers"))
 }
 
 /// Sees each layer's hidden states `[batch, seq, hidden]` as a forward pass makes them:

@@ -13,8 +13,9 @@ use super::buffers::{
     f32_bytes, params_bytes, read_values, record, staging, storage, uniform, upload_weights,
     ErrorScopes, GpuDevice, Step,
 };
-use super::kernels::{Activations, Kernels, Op, Shape, WeightFormat};
-use super::params::{FLAG_GELU, FLAG_RESIDUAL};
+use super::kernels::{
+    Activations, Kernels, Matmul, Op, Shape, WeightFormat, FLAG_GELU, FLAG_RESIDUAL,
+};
 
 /// Matrix units the matmul runs on: blocks of 16 × 16 × 16 f16 operands with f32 sums, in
 /// subgroups of 32 (NVIDIA's tensor cores, AMD's WMMA in wave32, through Vulkan). Apple's
@@ -158,12 +159,12 @@ impl Probe {
                 QTensor::quantize(&t, dtype)?.data()?.into_owned()
             }
         };
-        let op = Op::Matmul {
+        let op = Op::Matmul(Matmul {
             n,
             k,
             flags,
             format,
-        };
+        });
         Ok(Self {
             op,
             m,
@@ -182,7 +183,7 @@ impl Probe {
         kernels: &Kernels,
         act: Activations,
     ) -> Result<Vec<f32>> {
-        let Op::Matmul { n, flags, .. } = self.op else {
+        let Op::Matmul(Matmul { n, flags, .. }) = self.op else {
             unreachable!("a probe is a matmul")
         };
         let out = if flags & FLAG_RESIDUAL != 0 {

@@ -11,8 +11,7 @@ use super::buffers::{
     f32_bytes, params_bytes, storage, uniform, upload_weights, ErrorScopes, Step,
 };
 use super::context::GpuContext;
-use super::kernels::{Activations, Op, Shape, WeightFormat};
-use super::params::{FLAG_GELU, FLAG_RESIDUAL};
+use super::kernels::{Activations, Matmul, Op, Shape, WeightFormat, FLAG_GELU, FLAG_RESIDUAL};
 
 /// The fused epilogue of a timed matmul, as the encoder records it for that layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,12 +85,12 @@ impl GpuContext {
         };
         let residual = storage(d, "residual", (m * n * act.bytes()) as u64);
         let y = storage(d, "y", (m * n * out.bytes()) as u64);
-        let op = Op::Matmul {
+        let op = Op::Matmul(Matmul {
             n,
             k,
             flags,
             format,
-        };
+        });
         let shape = Shape::rows(m);
         let params = uniform(d, "params", op.params(shape).as_bytes().len() as u64);
         let step = Step::new(

@@ -9,8 +9,8 @@
 // window as it does padding; window = 0 means none. Causal attention (Qwen3) masks the keys
 // after the query.
 
-// `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in ../params.rs, and
-// `Act`, how activations are stored (f32 or f16; computed in f32).
+// `struct Params` (binding 0) is prepended from Rust: `AttentionParams` in
+// ../kernels/attention.rs, and `Act`, how activations are stored (f32 or f16; computed in f32).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> qkv: array<Act>;

@@ -1,4 +1,4 @@
-// Shared by the kernels that need GELU (prepended by the WGSL builder in kernels.rs).
+// Shared by the kernels that need GELU (prepended by the WGSL builder, ../kernels/shaders.rs).
 
 // erfc(z) for z >= 0, Numerical Recipes' Chebyshev fit (`erfcc`): fractional error < 1.2e-7
 // everywhere, so 1 + erf(x) for negative x is computed as erfc(|x|) without cancellation.

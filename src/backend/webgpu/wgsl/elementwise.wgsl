@@ -1,6 +1,7 @@
 // Element-wise kernels over a flat index (2-D dispatch: index = x + y · 65535 · 256).
 
-// `struct Params` (binding 0) is prepended from Rust: `ElementwiseParams` in ../params.rs.
+// `struct Params` (binding 0) is prepended from Rust: `ElementwiseParams` in
+// ../kernels/elementwise.rs.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;

@@ -4,7 +4,7 @@
 // exact-erf GELU (GeGLU), SiLU (SwiGLU) or GELU's tanh form (Gemma's), the last two from
 // e^−|g| so that nothing overflows, as the CPU backend computes them.
 
-// `struct Params` (binding 0) is prepended from Rust: `GluParams` in ../params.rs, `Act` and
+// `struct Params` (binding 0) is prepended from Rust: `GluParams` in ../kernels/glu.rs, `Act` and
 // common.wgsl (`gelu`).
 
 @group(0) @binding(0) var<uniform> p: Params;

@@ -1,7 +1,7 @@
 // y[r, :] = (x[r, :] − mean) / sqrt(var + eps) · gamma + beta; one workgroup per row.
 // Two passes over the row (mean, then the centred sum of squares) for accuracy.
 
-// `struct Params` (binding 0) is prepended from Rust: `LayerNormParams` in ../params.rs, and
+// `struct Params` (binding 0) is prepended from Rust: `LayerNormParams` in ../kernels/norm.rs, and
 // `Act`, how activations are stored (x is the f32 residual stream; y an activation).
 
 @group(0) @binding(0) var<uniform> p: Params;

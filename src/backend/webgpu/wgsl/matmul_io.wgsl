@@ -1,7 +1,7 @@
 // The matmul kernels' bindings and edges (matmul.wgsl, the tiled kernel; matmul_coop.wgsl,
 // the one on matrix units): y[m, n] = act(x[m, k] · w[n, k]ᵀ + bias[n]) (+ residual[m, n]).
 
-// `struct Params` (binding 0) is prepended from Rust: `MatmulParams` in ../params.rs
+// `struct Params` (binding 0) is prepended from Rust: `MatmulParams` in ../kernels/matmul.rs
 // (m, n, k, flags: bit 0 GELU after the bias, bit 1 add `residual`).
 // So are `Act` (how activations are stored: f32 or f16; the kernel computes in f32), `Out`
 // (Act, or f32 for the residual-adding projections, which write the f32 residual stream) and

@@ -3,8 +3,8 @@
 // 1 the first token (CLS), 2 the last token the mask keeps (padding is on the right),
 // 3 the element-wise maximum over the kept tokens.
 
-// `struct Params` (binding 0) is prepended from Rust: `PoolingParams` in ../params.rs, and
-// `Act`, how activations (x) are stored; the pooled output is f32.
+// `struct Params` (binding 0) is prepended from Rust: `PoolingParams` in ../kernels/pooling.rs,
+// and `Act`, how activations (x) are stored; the pooled output is f32.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<Act>;

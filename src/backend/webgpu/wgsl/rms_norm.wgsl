@@ -4,7 +4,7 @@
 // feed-forward, whose normed output is added to the residual stream (`p.residual` = 1).
 // These models run with f32 activations, so every buffer here is f32.
 
-// `struct Params` (binding 0) is prepended from Rust: `RmsNormParams` in ../params.rs.
+// `struct Params` (binding 0) is prepended from Rust: `RmsNormParams` in ../kernels/norm.rs.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;

@@ -4,7 +4,8 @@
 // position (row mod seq). The angles' cosines and sines come from the CPU ([seq, half] each,
 // the same f32 values the CPU backend uses), so both backends turn by the same amounts.
 
-// `struct Params` (binding 0) is prepended from Rust: `RopeParams` in ../params.rs, and `Act`.
+// `struct Params` (binding 0) is prepended from Rust: `RopeParams` in ../kernels/rope.rs, and
+// `Act`.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> qkv: array<Act>;

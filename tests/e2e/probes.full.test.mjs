@@ -3,7 +3,7 @@
 // shows must equal the CLI's `sr-bench probe layers|shuffle --json` on the same file.
 //
 //   SR_BENCH_URL=http://127.0.0.1:PORT/  SR_BENCH_EXPECT=tests/artifacts/e2e-expect.json
-//   SR_BENCH_CLI=path/to/sr-bench        node --test tests/e2e/probes.test.mjs
+//   SR_BENCH_CLI=path/to/sr-bench        node --test tests/e2e/probes.full.test.mjs
 // (all three required). Also reads tests/artifacts/eval-quick.q8_0.json (the CLI's quick report).
 
 import { describe, test, before, after } from 'node:test';

@@ -6,7 +6,7 @@
 // model in this tab (it says to run one), then beside that run's figures.
 //
 //   SR_BENCH_URL=http://127.0.0.1:PORT/ SR_BENCH_CLI=target/release/sr-bench \
-//     node --test tests/e2e/trained-model.test.mjs
+//     node --test tests/e2e/trained-model.full.test.mjs
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,9 +1,10 @@
-//! Qwen3-Embedding (0.6B, 4B, 8B, from llama.cpp's `qwen3` files): a decoder LLM's stack read
-//! as an embedder. Pre-RMSNorm layers of causal attention with grouped-query heads (several
-//! query heads share one key/value head), an RMSNorm over each query and key head before the
-//! rotary positions, a SwiGLU feed-forward, no biases, a final norm; the sentence vector is
-//! the last token's (the `<|endoftext|>` its tokenizer appends), which alone has seen the
-//! whole text.
+//! Qwen3-Embedding (0.6B, 4B, 8B, from llama.cpp's `qwen3` files) and gte-Qwen2-*-instruct
+//! (`qwen2` files): a decoder LLM's stack read as an embedder. Pre-RMSNorm layers of causal
+//! attention with grouped-query heads (several query heads share one key/value head) — Qwen3's
+//! with an RMSNorm over each query and key head before the rotary positions, Qwen2's with
+//! biases on the query, key and value projections instead — a SwiGLU feed-forward, no other
+//! biases, a final norm; the sentence vector is the last token's (the `<|endoftext|>` the
+//! tokenizer appends), which alone has seen the whole text.
 
 use anyhow::{anyhow, Result};
 use candle_core::quantized::QMatMul;
@@ -14,6 +15,7 @@ use super::blocks::{
 };
 use super::weights::{RmsNorm, Weights};
 use super::LayerVisitor;
+use crate::model::architecture::DecoderParts;
 use crate::model::tensor_names::{self as names, DecoderLayerNames};
 use crate::model::EncoderConfig;
 
@@ -25,8 +27,8 @@ struct Layer {
 }
 
 impl Layer {
-    fn load(w: &Weights, cfg: &EncoderConfig, i: usize) -> Result<Self> {
-        let (n, eps) = (DecoderLayerNames::qwen3(i), cfg.layer_norm_eps);
+    fn load(w: &Weights, cfg: &EncoderConfig, parts: DecoderParts, i: usize) -> Result<Self> {
+        let (n, eps) = (DecoderLayerNames::of(parts, i), cfg.layer_norm_eps);
         Ok(Self {
             attention_norm: w.rms_norm(&n.attention_norm, eps)?,
             attention: GroupedAttention::load(w, &n, cfg)?,
@@ -36,21 +38,26 @@ impl Layer {
     }
 }
 
-pub struct Qwen3 {
+pub struct Qwen {
     words: QMatMul,
     layers: Vec<Layer>,
     final_norm: RmsNorm,
     rope: Rope,
 }
 
-impl Qwen3 {
-    pub fn load(w: &Weights, cfg: &EncoderConfig, words: QMatMul) -> Result<Self> {
+impl Qwen {
+    pub fn load(
+        w: &Weights,
+        cfg: &EncoderConfig,
+        words: QMatMul,
+        parts: DecoderParts,
+    ) -> Result<Self> {
         let eps = cfg.layer_norm_eps;
         let theta = cfg
             .rope_theta
-            .ok_or_else(|| anyhow!("model config: qwen3 needs a rotary base"))?;
+            .ok_or_else(|| anyhow!("model config: a Qwen model needs a rotary base"))?;
         let layers = (0..cfg.num_hidden_layers)
-            .map(|i| Layer::load(w, cfg, i))
+            .map(|i| Layer::load(w, cfg, parts, i))
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             words,
@@ -93,7 +100,7 @@ impl Qwen3 {
     }
 }
 
-impl super::Transformer for Qwen3 {
+impl super::Transformer for Qwen {
     fn visit_layers(&self, ids: &Tensor, mask: &Tensor, visit: LayerVisitor) -> Result<Tensor> {
         self.forward(ids, mask, visit)
     }

@@ -6,7 +6,7 @@
 // see the test).
 //
 //   SR_BENCH_CLI=path/to/sr-bench SR_BENCH_EXPECT=tests/artifacts/e2e-expect.json \
-//     node --test tests/e2e/site-quick.test.mjs      (after ./build.sh build)
+//     node --test tests/e2e/site-quick.full.test.mjs      (after ./build.sh build)
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

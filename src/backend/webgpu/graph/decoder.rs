@@ -1,0 +1,188 @@
+//! The decoder-built embedders' steps (Qwen3, Gemma 3): pre-RMSNorm layers of grouped-query
+//! attention with per-head norms fused with the rotary positions, each block's output added
+//! to the stream (Gemma's normed first), the final RMSNorm, pooling.
+
+use super::super::buffers::{storage, Step};
+use super::super::context::GpuContext;
+use super::super::kernels::{
+    Attention, Glu, HeadNormRope, Matmul, Op, PoolL2, RmsNorm, FLAG_RESIDUAL,
+};
+use super::super::weights::{DecoderLayer, Dims, GpuWeights, Linear};
+use super::{activation_buffers, bind_steps, Graph, Io};
+use crate::backend::cpu::GateActivation;
+
+impl Graph {
+    /// The decoder-built embedders' steps (Qwen3, Gemma 3; the input rows scaled on the
+    /// CPU). Per layer: RMSNorm, QKV matmul, the per-head norms and rotary positions,
+    /// attention (causal, or in the window on Gemma's local layers), the output projection
+    /// added to the stream (Gemma: normed first, then added), RMSNorm, the gate-and-up matmul,
+    /// its gated middle, the down projection added as the attention's. Then the final RMSNorm
+    /// and pooling + L2. The stream alternates between `x` and `x2`, as ModernBERT's.
+    pub(super) fn decoder(
+        ctx: &GpuContext,
+        w: &GpuWeights,
+        (layers, act, causal, final_norm): (&[DecoderLayer], GateActivation, bool, &wgpu::Buffer),
+        io: &Io,
+        rows: usize,
+    ) -> (wgpu::Buffer, Vec<Step>) {
+        let d = &ctx.device;
+        let Dims {
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            inter,
+            eps,
+            ..
+        } = w.dims;
+        let act_buffer = activation_buffers(ctx, rows);
+        let (q_width, qkv_width) = (heads * head_dim, (heads + 2 * kv_heads) * head_dim);
+        let x = &io.x;
+        let x2 = storage(d, "x2", (rows * hidden * 4) as u64);
+        let h = act_buffer("h", hidden);
+        let qkv = act_buffer("qkv", qkv_width);
+        let context = act_buffer("context", q_width);
+        let gate_up = act_buffer("gate and up", 2 * inter);
+        let ffn = act_buffer("intermediate", inter);
+        // Gemma's blocks' outputs before their norms.
+        let post_norms = layers
+            .iter()
+            .any(|l| l.post_attention_norm.is_some() || l.post_ffn_norm.is_some());
+        let block = post_norms.then(|| act_buffer("block output", hidden));
+        let no_bias = storage(d, "no relative bias", 4);
+        let norm = |residual| {
+            Op::RmsNorm(RmsNorm {
+                cols: hidden,
+                eps,
+                residual,
+            })
+        };
+        let mut ops: Vec<(Op, Vec<&wgpu::Buffer>)> = Vec::new();
+        for l in layers {
+            // The norms without a residual bind their input where it would go (unread).
+            ops.push((norm(false), vec![x, &l.attention_norm, x, &h]));
+            ops.push((
+                Op::Matmul(Matmul {
+                    n: qkv_width,
+                    k: hidden,
+                    flags: 0,
+                    format: l.qkv.format,
+                }),
+                vec![&h, &l.qkv.w, &l.qkv.b, &h, &qkv],
+            ));
+            let (cos, sin) = &io.tables[l.rotary];
+            ops.push((
+                Op::HeadNormRope(HeadNormRope {
+                    heads,
+                    kv_heads,
+                    half: head_dim / 2,
+                    eps,
+                    normalize: l.qk_norms.is_some(),
+                }),
+                // Without norms (Qwen2) the gammas are not read: any buffer is bound.
+                match &l.qk_norms {
+                    Some([q_norm, k_norm]) => vec![&qkv, q_norm, k_norm, cos, sin],
+                    None => vec![&qkv, &no_bias, &no_bias, cos, sin],
+                },
+            ));
+            ops.push((
+                Op::Attention(Attention {
+                    heads,
+                    kv_heads,
+                    head_dim,
+                    relative_bias: false,
+                    window: l.window,
+                    causal,
+                }),
+                vec![&qkv, &io.mask, &no_bias, &context],
+            ));
+            let post = l.post_attention_norm.as_ref();
+            let io_of = |input, k, from, to| Block {
+                input,
+                k,
+                n: hidden,
+                from,
+                to,
+                scratch: block.as_ref(),
+            };
+            add_block(
+                &mut ops,
+                io_of(&context, q_width, x, &x2),
+                &l.attention_out,
+                post,
+                eps,
+            );
+            ops.push((norm(false), vec![&x2, &l.ffn_norm, &x2, &h]));
+            ops.push((
+                Op::Matmul(Matmul {
+                    n: 2 * inter,
+                    k: hidden,
+                    flags: 0,
+                    format: l.up_gate.format,
+                }),
+                vec![&h, &l.up_gate.w, &l.up_gate.b, &h, &gate_up],
+            ));
+            ops.push((Op::Glu(Glu { inter, act }), vec![&gate_up, &ffn]));
+            let post = l.post_ffn_norm.as_ref();
+            add_block(&mut ops, io_of(&ffn, inter, &x2, x), &l.down, post, eps);
+        }
+        ops.push((norm(false), vec![x, final_norm, x, &h]));
+        let pool = Op::PoolL2(PoolL2 {
+            dim: hidden,
+            pooling: w.pooling,
+        });
+        ops.push((pool, vec![&h, &io.mask, &io.pooled]));
+        bind_steps(ctx, &ops)
+    }
+}
+
+/// Where a decoder block's output goes: `to = from + post_norm(input·linearᵀ)`, through
+/// `scratch` when there is a post-norm.
+struct Block<'a> {
+    input: &'a wgpu::Buffer,
+    /// The projection's input and output widths.
+    k: usize,
+    n: usize,
+    from: &'a wgpu::Buffer,
+    to: &'a wgpu::Buffer,
+    scratch: Option<&'a wgpu::Buffer>,
+}
+
+/// A decoder block's output projection added to the stream: by the matmul itself, or (Gemma)
+/// into the scratch buffer, RMSNormed with `post_norm` and added by the norm.
+fn add_block<'a>(
+    ops: &mut Vec<(Op, Vec<&'a wgpu::Buffer>)>,
+    b: Block<'a>,
+    linear: &'a Linear,
+    post_norm: Option<&'a wgpu::Buffer>,
+    eps: f32,
+) {
+    let matmul = |flags| {
+        Op::Matmul(Matmul {
+            n: b.n,
+            k: b.k,
+            flags,
+            format: linear.format,
+        })
+    };
+    match (post_norm, b.scratch) {
+        (Some(gamma), Some(scratch)) => ops.extend([
+            (
+                matmul(0),
+                vec![b.input, &linear.w, &linear.b, b.input, scratch],
+            ),
+            (
+                Op::RmsNorm(RmsNorm {
+                    cols: b.n,
+                    eps,
+                    residual: true,
+                }),
+                vec![scratch, gamma, b.from, b.to],
+            ),
+        ]),
+        _ => ops.push((
+            matmul(FLAG_RESIDUAL),
+            vec![b.input, &linear.w, &linear.b, b.from, b.to],
+        )),
+    }
+}

@@ -1,0 +1,64 @@
+//! `eval` and `eval-czech`'s run and output: a plan run with progress on stderr, the report
+//! stamped with the model, its table printed and its JSON written.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::eval::{Encoder, EvalPlan, Progress, Report};
+use crate::model::Embedder;
+use crate::scoring::Scored;
+
+/// Runs a plan with progress on stderr; stamps the report with the model (or its baseline).
+pub(super) fn evaluate(embedder: &Embedder, plan: EvalPlan, encoder: Encoder) -> Result<Report> {
+    let scored = Scored::new(embedder, encoder);
+    let start = Instant::now();
+    let mut show = |p: Progress| {
+        let rate = p.done as f64 / start.elapsed().as_secs_f64().max(1e-9);
+        let eta = (p.total - p.done) as f64 / rate.max(1e-9);
+        eprint!(
+            "\rembedded {}/{} sentences  {rate:.1}/s  ETA {eta:.0} s   ",
+            p.done, p.total
+        );
+    };
+    let mut report = crate::eval::run(plan, &scored, 256, &mut show, &AtomicBool::new(false))?;
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!("\rdone in {seconds:.1} s{:40}", "");
+    let info = &embedder.info;
+    report.stamp(&info.name, &info.dtype, encoder, &info.prefix);
+    Ok(report)
+}
+
+/// " with prefix \"query: \"" for a report whose texts had one, else "".
+pub(super) fn prefix_note(prefix: &str) -> String {
+    match prefix.is_empty() {
+        true => String::new(),
+        false => format!(" with prefix {prefix:?}"),
+    }
+}
+
+/// Prints the Table 4 layout; writes the JSON report (without per-pair rows) if asked.
+pub(super) fn write_report(report: &Report, json: Option<&Path>) -> Result<()> {
+    write_json(&crate::eval::format_table(report), report, json)
+}
+
+/// Prints `table`; writes the JSON report (without per-pair rows) if asked.
+pub(super) fn write_json(table: &str, report: &Report, json: Option<&Path>) -> Result<()> {
+    let mut summary = report.clone();
+    summary.pairs = None;
+    let text = serde_json::to_string_pretty(&summary)?;
+    match json {
+        Some(p) if p == Path::new("-") => {
+            eprintln!("{table}");
+            println!("{text}");
+        }
+        Some(p) => {
+            println!("{table}");
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+        None => println!("{table}"),
+    }
+    Ok(())
+}
