@@ -99,6 +99,35 @@ fn every_checkpoint_matches_transformers_on_the_cpu() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
+/// Padding never reaches a sentence's vector: every checkpoint embeds its texts in batches
+/// (padded to the longest, mixed lengths: the long texts too) as it embeds each alone.
+#[test]
+fn every_checkpoint_batches_as_it_runs_alone() {
+    let mut architectures: Vec<&str> = PARITY.iter().map(|&(a, _, _)| a).collect();
+    architectures.sort();
+    architectures.dedup();
+    let mut failed = Vec::new();
+    for architecture in architectures {
+        let reference = RandomEncoder::load(architecture);
+        let embedder = load_embedder(reference.bytes("f32"), BackendKind::Cpu).unwrap();
+        let texts = reference.texts();
+        let together = embedder.embed(&texts).unwrap();
+        let mut worst = f32::INFINITY;
+        for (text, batched) in texts.iter().zip(&together) {
+            let alone = embedder.embed(&[text]).unwrap();
+            worst = worst.min(cosine(batched, &alone[0]));
+        }
+        println!(
+            "{architecture}: batched vs alone over {} texts, min cosine {worst:.7}",
+            texts.len()
+        );
+        if worst < 0.99999 {
+            failed.push(format!("{architecture}: {worst}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
 /// The fixture is not degenerate: its texts' embeddings differ (random weights too small to
 /// matter would make every bound trivial).
 fn texts_are_told_apart(reference: &RandomEncoder) {
