@@ -289,7 +289,7 @@ impl Architecture {
         Self::GemmaEmbedding,
     ];
 
-    pub fn spec(self) -> &'static Spec {
+    pub const fn spec(self) -> &'static Spec {
         match self {
             Self::Bert => &BERT,
             Self::MpNet => &MPNET,
@@ -302,7 +302,7 @@ impl Architecture {
     }
 
     /// `general.architecture`.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         self.spec().name
     }
 

@@ -6,6 +6,7 @@ use serde_json::{json, Value as Json};
 
 use super::{ids_and_added_tokens, tokenizer, Pieces};
 use crate::error::{coded, ErrorCode};
+use crate::model::architecture::Architecture;
 use crate::model::metadata::Metadata;
 
 /// How a byte-level BPE vocabulary splits text before the byte mapping.
@@ -19,11 +20,11 @@ enum Split {
 
 /// The pre-tokenizers we rebuild, by the file's name for them: GPT-2's split (its regex, no
 /// prefix space; ModernBERT's too) or Qwen2's (NFC first, single digits, a letter run takes
-/// one leading non-letter).
+/// one leading non-letter). llama.cpp names the latter two after their architectures.
 const PRE_TOKENIZERS: [(&str, Split); 3] = [
     ("gpt-2", Split::Gpt2),
-    ("modern-bert", Split::Gpt2),
-    ("qwen2", Split::Qwen2),
+    (Architecture::ModernBert.name(), Split::Gpt2),
+    (Architecture::Qwen2.name(), Split::Qwen2),
 ];
 
 /// Qwen2's split, as its `tokenizer.json` and llama.cpp's `qwen2` pre-tokenizer write it.
