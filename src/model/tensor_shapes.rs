@@ -148,6 +148,14 @@ fn decoder_shapes(c: &EncoderConfig, parts: DecoderParts) -> Vec<(String, Vec<us
         {
             shapes.push((names::weight(post), vec![h]));
         }
+        for (prefix, dims) in [
+            (&l.attention_norm, vec![h]),
+            (&l.query, vec![q, h]),
+            (&l.key, vec![kv, h]),
+            (&l.value, vec![kv, h]),
+        ] {
+            shapes.push((names::weight(prefix), dims));
+        }
         for norm in [&l.query_norm, &l.key_norm].into_iter().flatten() {
             shapes.push((names::weight(norm), vec![c.head_dim()]));
         }
@@ -157,10 +165,6 @@ fn decoder_shapes(c: &EncoderConfig, parts: DecoderParts) -> Vec<(String, Vec<us
             }
         }
         for (prefix, dims) in [
-            (&l.attention_norm, vec![h]),
-            (&l.query, vec![q, h]),
-            (&l.key, vec![kv, h]),
-            (&l.value, vec![kv, h]),
             (&l.attention_out, vec![h, q]),
             (&l.ffn_norm, vec![h]),
             (&l.gate, vec![inner, h]),

@@ -89,7 +89,7 @@ pub(super) fn kind(meta: &Metadata, architecture: Architecture) -> Result<Vocabu
             let list = |v: &[Vocabulary]| {
                 let names: Vec<String> = v
                     .iter()
-                    .map(|v| format!("'{}' ({})", v.ggml_name(), v.label()))
+                    .map(|v| format!("{} ({})", v.ggml_name(), v.label()))
                     .collect();
                 names.join(" or ")
             };
