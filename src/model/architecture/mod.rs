@@ -432,4 +432,44 @@ mod tests {
         );
         assert!(Architecture::from_hf_model_type("t5").is_err());
     }
+
+    /// Every file of the engine and the page that would say an architecture's name as a
+    /// string: the table's folder alone may (the rest reads the spec or matches the enum).
+    #[test]
+    fn only_the_table_spells_architecture_names() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let table = root.join("src/model/architecture");
+        let skipped = ["www/dist", "www/pkg", "www/vendor"].map(|d| root.join(d));
+        let mut files = Vec::new();
+        let mut folders = vec![root.join("src"), root.join("www")];
+        while let Some(folder) = folders.pop() {
+            if folder.starts_with(&table) || skipped.iter().any(|s| folder.starts_with(s)) {
+                continue;
+            }
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                let source = ["rs", "js", "ts", "mjs", "html"]
+                    .iter()
+                    .any(|e| path.extension().is_some_and(|x| x == *e));
+                match path.is_dir() {
+                    true => folders.push(path),
+                    false if source => files.push(path),
+                    false => {}
+                }
+            }
+        }
+        assert!(files.len() > 100, "{} source files", files.len());
+        let mut found = Vec::new();
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            for a in Architecture::ALL {
+                for quoted in [format!("\"{a}\""), format!("'{a}'")] {
+                    if text.contains(&quoted) {
+                        found.push(format!("{} spells {quoted}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
 }
