@@ -43,10 +43,6 @@ fn random(architecture: &str) -> Vec<u8> {
     common::RandomEncoder::load(architecture).bytes("q8_0")
 }
 
-fn nomic() -> Vec<u8> {
-    random("nomic-bert")
-}
-
 /// Every architecture only llama.cpp's files bring, by its random checkpoint, with the seeds
 /// of its mutations: headers and whole files in the gate, then in the full tier.
 const RANDOM: [(&str, [u64; 4]); 5] = [
@@ -574,17 +570,21 @@ fn crafted_files_name_their_problem() {
         ),
         (
             "a causal nomic-bert",
-            crafted::set_metadata(&nomic(), "nomic-bert.attention.causal", Value::Bool(true)),
+            crafted::set_metadata(
+                &random("nomic-bert"),
+                "nomic-bert.attention.causal",
+                Value::Bool(true),
+            ),
             "a causal nomic-bert model",
         ),
         (
             "nomic-bert without its rotary base",
-            crafted::drop_metadata(&nomic(), "nomic-bert.rope.freq_base"),
+            crafted::drop_metadata(&random("nomic-bert"), "nomic-bert.rope.freq_base"),
             "missing metadata 'nomic-bert.rope.freq_base'",
         ),
         (
             "a nomic-bert fused QKV of the wrong height",
-            crafted::with_tensor_dims(&nomic(), "blk.2.attn_qkv.weight", [128, 256]),
+            crafted::with_tensor_dims(&random("nomic-bert"), "blk.2.attn_qkv.weight", [128, 256]),
             "'blk.2.attn_qkv.weight' has shape [256, 128], the config says [384, 128]",
         ),
         (
@@ -818,7 +818,7 @@ fn crafted_files_name_their_problem() {
         (
             "nomic-bert-moe",
             crafted::set_metadata(
-                &nomic(),
+                &random("nomic-bert"),
                 "general.architecture",
                 Value::String("nomic-bert-moe".into()),
             ),
@@ -826,7 +826,11 @@ fn crafted_files_name_their_problem() {
         ),
         (
             "a SentencePiece vocabulary",
-            crafted::set_metadata(&nomic(), "tokenizer.ggml.model", Value::String("t5".into())),
+            crafted::set_metadata(
+                &random("nomic-bert"),
+                "tokenizer.ggml.model",
+                Value::String("t5".into()),
+            ),
             "nomic-bert file with a 't5' vocabulary: we read nomic-bert files with bert",
         ),
         (

@@ -363,27 +363,10 @@ mod tests {
     #[test]
     fn work_counts_tokens_padding_and_flops_per_batch() {
         let info = crate::model::ModelInfo {
-            name: "m".into(),
-            architecture: crate::model::Architecture::Bert,
-            card_prefix: None,
-            dtype: "q8_0".into(),
-            dim: 8,
-            num_layers: 2,
-            intermediate_size: 16,
             num_attention_heads: 2,
-            query_width: 8,
-            kv_width: 8,
             vocab_size: 10,
             max_seq_length: 16,
-            prefix: String::new(),
-            pooling: "mean".into(),
-            normalize: true,
-            source: String::new(),
-            file_bytes: 0,
-            tensors: 0,
-            stored_dtype: None,
-            converted_bytes: None,
-            trained: None,
+            ..crate::model::info::test_info(8, 16, 2)
         };
         let b = Batching {
             max_sentences: 2,

@@ -221,36 +221,38 @@ fn read_trained(meta: &Metadata) -> Result<Option<TrainedFrom>> {
     Ok(Some(trained))
 }
 
+/// A BERT model's info of these sizes (12 heads, 256 tokens), for the unit tests.
+#[cfg(test)]
+pub(crate) fn test_info(dim: usize, intermediate_size: usize, num_layers: usize) -> ModelInfo {
+    ModelInfo {
+        name: "m".into(),
+        architecture: Architecture::Bert,
+        card_prefix: None,
+        dtype: "q8_0".into(),
+        dim,
+        num_layers,
+        intermediate_size,
+        num_attention_heads: 12,
+        query_width: dim,
+        kv_width: dim,
+        vocab_size: 30522,
+        max_seq_length: 256,
+        prefix: String::new(),
+        pooling: "mean".into(),
+        normalize: true,
+        source: String::new(),
+        file_bytes: 0,
+        tensors: 0,
+        stored_dtype: None,
+        converted_bytes: None,
+        trained: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use candle_core::quantized::gguf_file::Value;
-
-    fn info(dim: usize, intermediate_size: usize, num_layers: usize) -> ModelInfo {
-        ModelInfo {
-            name: "m".into(),
-            architecture: Architecture::Bert,
-            card_prefix: None,
-            dtype: "q8_0".into(),
-            dim,
-            num_layers,
-            intermediate_size,
-            num_attention_heads: 12,
-            query_width: dim,
-            kv_width: dim,
-            vocab_size: 30522,
-            max_seq_length: 256,
-            prefix: String::new(),
-            pooling: "mean".into(),
-            normalize: true,
-            source: String::new(),
-            file_bytes: 0,
-            tensors: 0,
-            stored_dtype: None,
-            converted_bytes: None,
-            trained: None,
-        }
-    }
 
     #[test]
     fn a_trained_recipe_is_read_whole_or_refused() {
@@ -299,7 +301,7 @@ mod tests {
     #[test]
     fn forward_flops_count_the_linear_layers_and_attention_products_per_token() {
         // MiniLM: 6 × (4·384² + 2·384·1536 + 2·1·384) multiply-adds for one token alone.
-        let minilm = info(384, 1536, 6);
+        let minilm = test_info(384, 1536, 6);
         assert_eq!(minilm.forward_flops(1, 1), 2.0 * 6.0 * 1_770_240.0);
         // Linear in the batch; the attention term grows with the padded length squared.
         assert_eq!(
@@ -309,11 +311,11 @@ mod tests {
         let attention =
             |t: usize| minilm.forward_flops(1, t) - t as f64 * minilm.forward_flops(1, 1);
         assert_eq!(attention(10), 2.0 * 6.0 * 2.0 * 384.0 * (100.0 - 10.0));
-        assert_eq!(info(0, 0, 12).forward_flops(8, 128), 0.0);
+        assert_eq!(test_info(0, 0, 12).forward_flops(8, 128), 0.0);
         // A gated feed-forward (nomic-bert's SwiGLU) has a third matrix: 4·d² + 3·d·ff.
         let nomic = ModelInfo {
             architecture: Architecture::NomicBert,
-            ..info(384, 1536, 6)
+            ..test_info(384, 1536, 6)
         };
         let gated = 4.0 * 384.0 * 384.0 + 3.0 * 384.0 * 1536.0 + 2.0 * 384.0;
         assert_eq!(nomic.forward_flops(1, 1), 2.0 * 6.0 * gated);
@@ -323,7 +325,7 @@ mod tests {
             architecture: Architecture::Qwen3,
             query_width: 2048,
             kv_width: 1024,
-            ..info(1024, 3072, 28)
+            ..test_info(1024, 3072, 28)
         };
         let per_token =
             2.0 * 1024.0 * 2048.0 + 2.0 * 1024.0 * 1024.0 + 3.0 * 1024.0 * 3072.0 + 2.0 * 2048.0;
