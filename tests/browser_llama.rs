@@ -134,6 +134,8 @@ const IN_THE_BROWSER: &[(&str, &str, f32)] = &[
     ("qwen3", "q8_0", 0.999),
     ("gemma-embedding", "f32", 0.9999),
     ("gemma-embedding", "q8_0", 0.999),
+    ("t5encoder", "f32", 0.99999),
+    ("t5encoder", "q8_0", 0.9993),
 ];
 
 #[wasm_bindgen_test]
@@ -217,6 +219,8 @@ const ON_WEBGPU: &[(&str, &str, f32)] = &[
     ("qwen3", "q8_0", 0.999),
     ("gemma-embedding", "f32", 0.99999),
     ("gemma-embedding", "q8_0", 0.999),
+    ("t5encoder", "f32", 0.99999),
+    ("t5encoder", "q8_0", 0.9993),
 ];
 
 #[wasm_bindgen_test]

@@ -45,12 +45,13 @@ fn random(architecture: &str) -> Vec<u8> {
 
 /// Every architecture only llama.cpp's files bring, by its random checkpoint, with the seeds
 /// of its mutations: headers and whole files in the gate, then in the full tier.
-const RANDOM: [(&str, [u64; 4]); 5] = [
+const RANDOM: [(&str, [u64; 4]); 6] = [
     ("nomic-bert", [35, 6, 135, 18]),
     ("modern-bert", [36, 7, 136, 19]),
     ("qwen2", [40, 11, 140, 23]),
     ("qwen3", [37, 8, 137, 20]),
     ("gemma-embedding", [38, 9, 138, 21]),
+    ("t5encoder", [41, 12, 141, 24]),
 ];
 
 /// Qwen3's file in llama-quantize's Q4_K_M mix (K-quant and q5_0 blocks, converted at load).

@@ -56,7 +56,10 @@ fn min_cosine_of(reference: &RandomEncoder, bytes: Vec<u8>, label: &str) -> (f32
 ///   by the random norms through the layers), q4_0 0.8480622 (every matrix and the token table
 ///   in 4 bits: a margin of 0.01);
 /// - EmbeddingGemma: f32 1.0000000 (0.6874 without the local layers' window), f16 0.9999991,
-///   q8_0 0.9996635 (the Dense head in q8_0 too), q4_0 0.9003981.
+///   q8_0 0.9996635 (the Dense head in q8_0 too), q4_0 0.9003981;
+/// - T5 encoder: f32 1.0000000 (ReLU and gated), f16 0.9999999, q8_0 0.9999250, q4_0
+///   0.9816335 (truncated at its 512 tokens as sentence-transformers; 0.99976 on the long text
+///   if it were not).
 const PARITY: &[(&str, &str, f32)] = &[
     ("nomic-bert", "f32", 0.99999),
     ("nomic-bert", "f16", 0.99999),
@@ -77,6 +80,11 @@ const PARITY: &[(&str, &str, f32)] = &[
     ("gemma-embedding", "f16", 0.9999),
     ("gemma-embedding", "q8_0", 0.999),
     ("gemma-embedding", "q4_0", 0.89),
+    ("t5encoder", "f32", 0.99999),
+    ("t5encoder-gated", "f32", 0.99999),
+    ("t5encoder", "f16", 0.99999),
+    ("t5encoder", "q8_0", 0.9993),
+    ("t5encoder", "q4_0", 0.97),
 ];
 
 /// The min cosine of `architecture`'s `dtype` file against transformers is at least `bound`.
@@ -363,6 +371,39 @@ fn gemma_embedding_tokenizer_gives_transformers_ids_on_every_sr_text() {
     tokenizer_gives_transformers_ids_on_every_sr_text("gemma-embedding");
 }
 
+/// T5's encoder (Sentence-T5's, GTR's shape): no position table, the first layer's
+/// relative-position table, ReLU feed-forward (the gated variant: a gate and tanh GeGLU),
+/// mean pooling, `text </s>` and no `<s>`, as T5's own tokenizer.
+#[test]
+fn t5encoder_file_describes_itself() {
+    let (reference, file) = q8_0_file("t5encoder", "mean", (128, 3, 256));
+    let config = &file.config;
+    assert_eq!(config.hidden_act, "relu");
+    assert_eq!(config.relative_attention_num_buckets, Some(32));
+    assert_eq!((config.head_dim(), config.rope_theta), (32, None));
+    let names: Vec<&str> = file.tensor_names().collect();
+    assert!(names.contains(&"enc.blk.0.attn_rel_b.weight"));
+    assert!(!names
+        .iter()
+        .any(|n| n.contains("ffn_gate") || n.contains("position")));
+    let gated = ModelFile::from_bytes(RandomEncoder::load("t5encoder-gated").bytes("f32")).unwrap();
+    assert_eq!(gated.config.hidden_act, "geglu_tanh");
+    let tokenizer = tokenizer_of(&file);
+    let ids = tokenizer.encode("Tom likes you").unwrap();
+    let end = *reference.items[0].ids.last().unwrap();
+    assert_eq!(*ids.last().unwrap(), end);
+    assert!(reference.items.iter().all(|i| i.ids.last() == Some(&end)));
+    assert_ne!(ids[0], end);
+    texts_are_told_apart(&reference);
+}
+
+/// The SentencePiece Unigram rebuilt from a `t5encoder` file (its charsmap, the dummy prefix,
+/// extra whitespace removed, `</s>` after) gives the ids of T5's own tokenizer.
+#[test]
+fn t5encoder_tokenizer_gives_transformers_ids_on_every_sr_text() {
+    tokenizer_gives_transformers_ids_on_every_sr_text("t5encoder");
+}
+
 /// K-quant files (llama-quantize's mixes Q4_K_M, Q5_K_M and Q6_K, made here from the f32 file:
 /// the pinned converter writes none) load converted to q8_0 and match transformers' f32
 /// reference; beside each, the same K-quant weights dequantized to f32: the K-quant's own cost,
@@ -536,6 +577,9 @@ const ON_THE_GPU: &[(&str, &str, bool, f32)] = &[
     ("qwen3", "q8_0", false, 0.999),
     ("gemma-embedding", "f32", false, 0.99999),
     ("gemma-embedding", "q8_0", false, 0.999),
+    ("t5encoder", "f32", false, 0.99999),
+    ("t5encoder", "q8_0", false, 0.999),
+    ("t5encoder-gated", "f32", false, 0.99999),
 ];
 
 #[test]

@@ -59,6 +59,10 @@ fn cases() -> Vec<Case> {
             random("gemma-embedding"),
         ),
         case(
+            "SentencePiece Unigram, T5's (t5encoder)",
+            random("t5encoder"),
+        ),
+        case(
             "SentencePiece Unigram, XLM-R's (multilingual-e5-small)",
             (xlm_r, e5.join("multilingual-e5-small.whitespace-ids.json")),
         ),

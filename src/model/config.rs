@@ -24,7 +24,7 @@ pub struct EncoderConfig {
     pub layer_norm_eps: f64,
     #[serde(default)]
     pub pad_token_id: usize,
-    /// MPNet: number of relative-position buckets.
+    /// MPNet, T5: number of relative-position buckets.
     #[serde(default)]
     pub relative_attention_num_buckets: Option<usize>,
     /// The rotary position base (nomic-bert): queries and keys are rotated by position
@@ -108,6 +108,14 @@ impl EncoderConfig {
                 bail!("model config: the Dense head's width {w} is outside 1..=65536");
             }
         }
+        if let Some(n) = self.relative_attention_num_buckets {
+            if !(4..=1024).contains(&n) || !n.is_multiple_of(4) {
+                bail!(
+                    "model config: {n} relative-position buckets; a multiple of 4 in 4..=1024 \
+                     (a half each way, half of that exact)"
+                );
+            }
+        }
         if let Some(kv) = self.num_key_value_heads {
             if kv == 0 || !self.num_attention_heads.is_multiple_of(kv) {
                 bail!(
@@ -116,9 +124,10 @@ impl EncoderConfig {
                 );
             }
         }
-        if !["gelu", "swiglu", "geglu", "geglu_tanh"].contains(&self.hidden_act.as_str()) {
+        if !["gelu", "swiglu", "geglu", "geglu_tanh", "relu"].contains(&self.hidden_act.as_str()) {
             bail!(
-                "model config: unsupported activation '{}' (gelu, swiglu, geglu or geglu_tanh)",
+                "model config: unsupported activation '{}' (gelu, swiglu, geglu, geglu_tanh or \
+                 relu)",
                 self.hidden_act
             );
         }
@@ -180,10 +189,15 @@ impl EncoderConfig {
             );
         }
         let (rotary, local) = match spec.positions {
-            Positions::Table => (false, false),
+            Positions::Table | Positions::RelativeBuckets => (false, false),
             Positions::Rotary => (true, false),
             Positions::LocalGlobal { .. } => (true, true),
         };
+        if spec.positions == Positions::RelativeBuckets
+            && self.relative_attention_num_buckets.is_none()
+        {
+            bail!("model config: a {architecture} model needs its relative-position buckets");
+        }
         let has_local = self.local_attention.is_some() && self.global_attn_every_n_layers.is_some();
         if has_local != local {
             bail!(

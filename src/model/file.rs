@@ -14,7 +14,7 @@ use super::architecture::Blocks;
 use super::info::{check_prefix, metadata_keys, read_srbench, LoadOptions, ModelInfo};
 use super::metadata::Metadata;
 use super::tensor_names::{
-    self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames,
+    self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames, T5LayerNames,
 };
 use super::{gguf_check, llama, requantize, tensor_shapes, EncoderConfig};
 use crate::error::{coded, ErrorCode, ResultExt};
@@ -130,7 +130,7 @@ impl Header {
                 let (info, config, tokenizer) = read_srbench(&meta)?;
                 (Layout::SrBench, info, config, tokenizer)
             } else if llama::is_llama_file(&meta) {
-                let d = llama::describe(&meta)?;
+                let d = llama::describe(&meta, &|name| content.tensor_infos.contains_key(name))?;
                 let info = ModelInfo {
                     name: d.name,
                     architecture: d.architecture,
@@ -200,6 +200,7 @@ impl Header {
                 Blocks::FusedGated => names::weight(&GatedLayerNames::nomic_bert(0).qkv),
                 Blocks::FusedPreNorm => names::weight(&PreNormLayerNames::modern_bert(0).qkv),
                 Blocks::Decoder(parts) => names::weight(&DecoderLayerNames::of(parts, 0).query),
+                Blocks::T5 => names::weight(&T5LayerNames::of(0).query),
                 Blocks::Bert => layout.file_name(&names::weight(&LayerNames::bert(0).query)),
                 Blocks::MpNet => layout.file_name(&names::weight(&LayerNames::mpnet(0).query)),
             };

@@ -217,6 +217,46 @@ impl DecoderLayerNames {
     }
 }
 
+/// T5's `[heads, buckets]` relative-position bias table (llama.cpp's layout of Hugging Face's
+/// `[buckets, heads]`), the first layer's, used by every layer.
+pub const T5_RELATIVE_BIAS: &str = "enc.blk.0.attn_rel_b.weight";
+/// The RMSNorm after T5's last layer (prefix).
+pub const T5_OUTPUT_NORM: &str = "enc.output_norm";
+
+/// The layers of T5's encoder (llama.cpp's `t5encoder` names): pre-RMSNorm,
+/// `x + out(attention(norm(x)))`, then `+ down(relu(up(norm(x))))` (T5 1.0) or
+/// `+ down(gelu_tanh(gate(norm(x))) ⊙ up(norm(x)))` (T5 1.1, where the file has the gate).
+/// No biases; the norms have a weight only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct T5LayerNames {
+    pub attention_norm: String,
+    pub query: String,
+    pub key: String,
+    pub value: String,
+    pub attention_out: String,
+    pub ffn_norm: String,
+    pub gate: String,
+    pub up: String,
+    pub down: String,
+}
+
+impl T5LayerNames {
+    pub fn of(i: usize) -> Self {
+        let at = |part: &str| format!("enc.blk.{i}.{part}");
+        Self {
+            attention_norm: at("attn_norm"),
+            query: at("attn_q"),
+            key: at("attn_k"),
+            value: at("attn_v"),
+            attention_out: at("attn_o"),
+            ffn_norm: at("ffn_norm"),
+            gate: at("ffn_gate"),
+            up: at("ffn_up"),
+            down: at("ffn_down"),
+        }
+    }
+}
+
 /// sentence-transformers' two Dense modules after EmbeddingGemma's pooling (hidden → 4·hidden
 /// → hidden, no bias, no activation), as llama.cpp's converter names them.
 pub const DENSE_HEAD: [&str; 2] = ["dense_2", "dense_3"];

@@ -7,7 +7,7 @@ use candle_core::quantized::gguf_file::Content;
 
 use super::architecture::{Architecture, Blocks, DecoderParts};
 use super::tensor_names::{
-    self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames,
+    self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames, T5LayerNames,
 };
 use super::{EncoderConfig, WORD_EMBEDDINGS};
 
@@ -24,7 +24,43 @@ pub(crate) fn expected_shapes(
         Blocks::FusedGated => gated_shapes(c, GatedLayerNames::nomic_bert),
         Blocks::FusedPreNorm => modern_bert_shapes(c),
         Blocks::Decoder(parts) => decoder_shapes(c, parts),
+        Blocks::T5 => t5_shapes(c),
     }
+}
+
+/// T5's encoder: pre-RMSNorm layers of Q, K, V without biases, a ReLU (up, down) or gated
+/// (gate too, when the config's activation is gated) feed-forward, the first layer's
+/// `[heads, buckets]` relative-position table, a final norm.
+fn t5_shapes(c: &EncoderConfig) -> Vec<(String, Vec<usize>)> {
+    let (h, inner) = (c.hidden_size, c.intermediate_size);
+    let buckets = c.relative_attention_num_buckets.unwrap_or(32);
+    let mut shapes = vec![
+        (WORD_EMBEDDINGS.to_string(), vec![c.vocab_size, h]),
+        (names::weight(names::T5_OUTPUT_NORM), vec![h]),
+        (
+            names::T5_RELATIVE_BIAS.to_string(),
+            vec![buckets, c.num_attention_heads],
+        ),
+    ];
+    let gated = c.hidden_act != "relu";
+    for i in 0..c.num_hidden_layers {
+        let l = T5LayerNames::of(i);
+        let mut parts = vec![
+            (&l.attention_norm, vec![h]),
+            (&l.query, vec![h, h]),
+            (&l.key, vec![h, h]),
+            (&l.value, vec![h, h]),
+            (&l.attention_out, vec![h, h]),
+            (&l.ffn_norm, vec![h]),
+            (&l.up, vec![inner, h]),
+            (&l.down, vec![h, inner]),
+        ];
+        if gated {
+            parts.push((&l.gate, vec![inner, h]));
+        }
+        shapes.extend(parts.into_iter().map(|(p, d)| (names::weight(p), d)));
+    }
+    shapes
 }
 
 /// BERT's and MPNet's layers (named by `layer`), a position table, biases everywhere; MPNet's

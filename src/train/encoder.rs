@@ -73,7 +73,8 @@ impl TrainableEncoder {
             | Architecture::ModernBert
             | Architecture::Qwen2
             | Architecture::Qwen3
-            | Architecture::GemmaEmbedding) => bail!(
+            | Architecture::GemmaEmbedding
+            | Architecture::T5Encoder) => bail!(
                 "sr-bench train fine-tunes {} files (all-MiniLM-L6-v2, all-mpnet-base-v2); \
                  this one is '{other}'",
                 Architecture::ALL

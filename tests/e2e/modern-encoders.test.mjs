@@ -34,6 +34,8 @@ const ENCODERS = [
   { architecture: 'qwen3', layers: '3', positions: '2048' },
   // Gemma 3 blocks read both ways, a SentencePiece vocabulary, a Dense head after the pooling.
   { architecture: 'gemma-embedding', layers: '6', positions: '2048' },
+  // T5's encoder: no position table (relative-position buckets), a Unigram vocabulary.
+  { architecture: 't5encoder', layers: '3', positions: '512' },
 ];
 
 for (const { architecture, layers, positions } of ENCODERS) {

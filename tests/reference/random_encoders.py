@@ -38,7 +38,7 @@ from transformers import (AutoTokenizer, BertConfig, BertModel, Gemma3TextConfig
                           Gemma3TextModel, ModernBertConfig,
                           ModernBertModel, NomicBertConfig, NomicBertModel,
                           PreTrainedTokenizerFast, Qwen2Config, Qwen2Model, Qwen3Config,
-                          Qwen3Model, XLMRobertaConfig,
+                          Qwen3Model, T5Config, T5EncoderModel, XLMRobertaConfig,
                           XLMRobertaModel)
 
 minilm, fixture, out, converter, sr_dir = map(Path, sys.argv[1:6])
@@ -67,7 +67,8 @@ def randomise_norms(model, generator, rms_centre=1.0):
     Gemma's, which scale by 1 + weight)."""
     with torch.no_grad():
         for module in model.modules():
-            if type(module).__name__.endswith("RMSNorm"):
+            # T5's LayerNorm is an RMSNorm (a weight, no mean, no bias).
+            if type(module).__name__.endswith("RMSNorm") or type(module).__name__ == "T5LayerNorm":
                 module.weight.copy_(rms_centre + 0.2 * torch.randn(module.weight.shape,
                                                                    generator=generator))
             elif isinstance(module, torch.nn.LayerNorm):
@@ -393,6 +394,58 @@ def mean_dense(model, tokenizer, text):
     return enc["input_ids"][0].tolist(), torch.nn.functional.normalize(pooled, dim=0).tolist()
 
 
+def t5_tokenizer(folder, vocab_size=3000):
+    """A SentencePiece Unigram vocabulary as T5's (its spiece.model: NFKC with SentencePiece's
+    precompiled rules, the dummy prefix, extra whitespace removed; <pad> </s> <unk> = 0..2, no
+    <s>; text </s>; 100 <extra_id_*> sentinels after the pieces), trained here on the SR texts
+    with `sentencepiece`, written to `folder` as spiece.model (what llama.cpp's converter reads)
+    with transformers' T5Tokenizer built from it (tokenizer.json)."""
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(sr_texts()), model_writer=model, model_type="unigram",
+        vocab_size=vocab_size, character_coverage=1.0, num_threads=1, pad_id=0, eos_id=1,
+        unk_id=2, bos_id=-1, pad_piece="<pad>", eos_piece="</s>", unk_piece="<unk>",
+        minloglevel=2)
+    folder.mkdir(parents=True)
+    (folder / "spiece.model").write_bytes(model.getvalue())
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "T5Tokenizer", "extra_ids": 100, "eos_token": "</s>",
+        "unk_token": "<unk>", "pad_token": "<pad>"}))
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return AutoTokenizer.from_pretrained(folder)
+
+
+def t5_encoder(name="t5encoder", hidden=128, layers=3, heads=4, inner=256, gated=False):
+    """Sentence-T5's and GTR's encoder, small: by default 3 layers of 128, 4 heads of 32,
+    T5 1.0's ReLU feed-forward of 256 (`gated`: T5 1.1's tanh-GELU gated one), 32 relative
+    position buckets (layer 0's table, used by every layer; randomised larger than
+    transformers starts it, so positions matter), RMSNorms, attention scores unscaled; mean
+    pooling. llama.cpp's converter keeps no Dense module, so the reference is the mean of
+    the encoder's states (sentence-transformers' Sentence-T5 adds a Dense projection)."""
+    torch.manual_seed(20261207)
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    tokenizer = t5_tokenizer(folder)
+    config = T5Config(vocab_size=len(tokenizer), d_model=hidden, d_kv=hidden // heads,
+                      d_ff=inner, num_layers=layers, num_heads=heads,
+                      relative_attention_num_buckets=32, relative_attention_max_distance=128,
+                      feed_forward_proj="gated-gelu" if gated else "relu",
+                      layer_norm_epsilon=1e-6, pad_token_id=0, eos_token_id=1,
+                      decoder_start_token_id=0, attn_implementation="eager")
+    model = T5EncoderModel(config).eval()
+    randomise_norms(model, torch.Generator().manual_seed(23))
+    generator = torch.Generator().manual_seed(29)
+    with torch.no_grad():
+        for module in model.modules():
+            if getattr(module, "has_relative_attention_bias", False):
+                table = module.relative_attention_bias.weight
+                table.copy_(torch.randn(table.shape, generator=generator))
+    model.save_pretrained(folder)
+    st_modules(folder, hidden, "mean", 512)
+    return name, folder, model
+
+
 def unigram_tokenizer(vocab_size=3000):
     """A SentencePiece-style Unigram vocabulary as XLM-R's (NFKC, runs of spaces folded,
     Metaspace, <s> text </s>, <pad> = 1), trained here on the SR texts with HF `tokenizers`."""
@@ -524,7 +577,9 @@ for arch, folder, model, dtypes, extra in [
         (*modern_bert("modern-bert-silu", layers=3, activation="silu"), ["f32"], long_texts(2)),
         (*qwen2(), ["f32", "q8_0"], long_texts(2)),
         (*qwen3(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2)),
-        (*gemma_embedding(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2))]:
+        (*gemma_embedding(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2)),
+        (*t5_encoder(), ["f32", "f16", "q8_0", "q4_0"], long_texts(2)),
+        (*t5_encoder("t5encoder-gated", gated=True), ["f32"], long_texts(2))]:
     files = {}
     for dtype in dtypes:
         if dtype == "q4_0":
@@ -534,17 +589,21 @@ for arch, folder, model, dtypes, extra in [
             path = convert(arch, folder, dtype)
         files[dtype] = {"file": path.name, "sha256": sha256(path)}
     tokenizer = AutoTokenizer.from_pretrained(folder)
+    # T5 has no position table: its files' context length (512, as its folder's
+    # max_seq_length) is where sentence-transformers truncates.
+    t5_truncated = lambda m, t, x: mean_pooled(m, t, x, max_length=512)
     pooling, pool = {"qwen2": ("last", last_token), "qwen3": ("last", last_token),
-                     "gemma-embedding": ("mean", mean_dense)}.get(arch, ("mean", mean_pooled))
+                     "gemma-embedding": ("mean", mean_dense), "t5encoder": ("mean", t5_truncated),
+                     "t5encoder-gated": ("mean", t5_truncated)}.get(arch, ("mean", mean_pooled))
     items = []
     for text in texts + extra:
         ids, embedding = pool(model, tokenizer, text)
         items.append({"text": text, "ids": ids, "embedding": embedding})
     reference = {"architecture": arch, "files": files, "pooling": pooling, "items": items}
     (out / f"{arch}.reference.json").write_text(json.dumps(reference))
-    if arch != "modern-bert-silu":
+    if arch not in ("modern-bert-silu", "t5encoder-gated"):
         whitespace_ids(arch, tokenizer)
-    if arch in ("modern-bert", "qwen3", "gemma-embedding"):
+    if arch in ("modern-bert", "qwen3", "gemma-embedding", "t5encoder"):
         every = sr_texts()
         ids = tokenizer(every)["input_ids"]
         (out / f"{arch}.sr-ids.json").write_text(json.dumps({"texts": every, "ids": ids}))

@@ -13,6 +13,7 @@ mod modern_bert;
 mod mpnet;
 mod nomic_bert;
 mod qwen;
+mod t5;
 pub(crate) use activation::GateActivation;
 pub(crate) use blocks::Rope;
 pub use mpnet::{
@@ -139,6 +140,9 @@ fn build(
             pooling,
             head,
         ),
+        Architecture::T5Encoder => {
+            CpuEncoder::boxed(t5::T5Encoder::load(weights, config, w)?, pooling, head)
+        }
     }
 }
 

@@ -26,6 +26,7 @@ pub enum Architecture {
     Qwen2,
     Qwen3,
     GemmaEmbedding,
+    T5Encoder,
 }
 
 /// One architecture, described once.
@@ -255,6 +256,31 @@ const GEMMA_EMBEDDING: Spec = Spec {
     hf_model_types: &[],
 };
 
+const T5_ENCODER: Spec = Spec {
+    name: "t5encoder",
+    label: "T5 encoder",
+    examples: "Sentence-T5, GTR (llama.cpp keeps no Dense head)",
+    family: Family::Encoder,
+    llama_cpp: true,
+    vocabularies: &[Vocabulary::Unigram],
+    attention: Attention::Bidirectional,
+    grouped_heads: false,
+    positions: Positions::RelativeBuckets,
+    norms: Norms::PreRmsNorm,
+    feed_forward: FeedForward::ReluOrGeGluTanh,
+    default_pooling: Pooling::Mean,
+    token_types: false,
+    scaled_embeddings: false,
+    // sentence-transformers' Sentence-T5 and GTR end in one Dense (hidden → hidden), which
+    // llama.cpp's converter does not write: their files' vectors are the mean's.
+    dense_head: false,
+    blocks: Blocks::T5,
+    gpu: Gpu::F32Activations,
+    trainable: false,
+    card_prefix: None,
+    hf_model_types: &[],
+};
+
 const fn hf(
     model_type: &'static str,
     stored_prefix: &'static str,
@@ -272,14 +298,18 @@ impl Spec {
     pub fn decoder_parts(&self) -> Option<DecoderParts> {
         match self.blocks {
             Blocks::Decoder(parts) => Some(parts),
-            Blocks::Bert | Blocks::MpNet | Blocks::FusedGated | Blocks::FusedPreNorm => None,
+            Blocks::Bert
+            | Blocks::MpNet
+            | Blocks::FusedGated
+            | Blocks::FusedPreNorm
+            | Blocks::T5 => None,
         }
     }
 }
 
 impl Architecture {
     /// Every architecture we run, in the order messages list them.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Bert,
         Self::MpNet,
         Self::NomicBert,
@@ -287,6 +317,7 @@ impl Architecture {
         Self::Qwen2,
         Self::Qwen3,
         Self::GemmaEmbedding,
+        Self::T5Encoder,
     ];
 
     pub const fn spec(self) -> &'static Spec {
@@ -298,6 +329,7 @@ impl Architecture {
             Self::Qwen2 => &QWEN2,
             Self::Qwen3 => &QWEN3,
             Self::GemmaEmbedding => &GEMMA_EMBEDDING,
+            Self::T5Encoder => &T5_ENCODER,
         }
     }
 

@@ -33,6 +33,9 @@ pub enum Positions {
         /// The local layers' rotary base where a file gives none; `None`: the global one.
         default_local_base: Option<f64>,
     },
+    /// No positions in the input: each layer adds to its scores a learned bias per head and
+    /// distance bucket (T5's bidirectional log buckets, the first layer's table used by all).
+    RelativeBuckets,
 }
 
 /// Where the norms sit and what they are.
@@ -60,6 +63,9 @@ pub enum FeedForward {
     GeGluOrSwiGlu,
     /// `down(gelu_tanh(gate(x)) ⊙ up(x))` (Gemma's).
     GeGluTanh,
+    /// `down(relu(up(x)))` (T5 1.0's: Sentence-T5, GTR), or T5 1.1's tanh GeGLU where the
+    /// file has a gate.
+    ReluOrGeGluTanh,
 }
 
 impl FeedForward {
@@ -70,15 +76,17 @@ impl FeedForward {
             Self::SwiGlu => &["swiglu"],
             Self::GeGluOrSwiGlu => &["geglu", "swiglu"],
             Self::GeGluTanh => &["geglu_tanh"],
+            Self::ReluOrGeGluTanh => &["relu", "geglu_tanh"],
         }
     }
 
     /// Matrices of hidden × intermediate per layer: in and out, and the gate where there is
-    /// one (what FLOP counts and memory estimates multiply by).
+    /// one (what FLOP counts and memory estimates multiply by; the most where a file may
+    /// have a gate or not).
     pub fn matrices(self) -> usize {
         match self {
             Self::Gelu => 2,
-            Self::SwiGlu | Self::GeGluOrSwiGlu | Self::GeGluTanh => 3,
+            Self::SwiGlu | Self::GeGluOrSwiGlu | Self::GeGluTanh | Self::ReluOrGeGluTanh => 3,
         }
     }
 }
@@ -142,6 +150,10 @@ pub enum Blocks {
     /// Separate grouped Q, K, V, gated feed-forward, pre-norm, llama.cpp's names (Qwen2,
     /// Qwen3, Gemma 3).
     Decoder(DecoderParts),
+    /// T5's encoder (`enc.blk.N.*`): pre-RMSNorm, separate Q, K, V without biases, scores
+    /// not scaled by 1/√head_dim (T5 folds it into the query weights), the first layer's
+    /// relative-position table, a ReLU or gated feed-forward, a final RMSNorm.
+    T5,
 }
 
 /// What a decoder layer has beyond Qwen2's (pre-RMSNorm, grouped Q, K, V, SwiGLU-like gated

@@ -5,6 +5,7 @@ use anyhow::{bail, Result};
 
 use crate::model::architecture::{Architecture, FeedForward, Positions};
 use crate::model::metadata::Metadata;
+use crate::model::tensor_names::{self as names, T5LayerNames};
 use crate::model::EncoderConfig;
 
 /// The keys of one architecture: `<name>.<key>`.
@@ -16,17 +17,19 @@ impl Keys {
     }
 }
 
-/// The config of a file whose vocabulary has `vocab_size` tokens.
+/// The config of a file whose vocabulary has `vocab_size` tokens; `has_tensor` says whether
+/// the file holds a tensor (T5's gate).
 pub(super) fn read(
     meta: &Metadata,
     architecture: Architecture,
     vocab_size: usize,
+    has_tensor: &dyn Fn(&str) -> bool,
 ) -> Result<EncoderConfig> {
     let spec = architecture.spec();
     let keys = Keys(architecture);
     let key = |k: &str| keys.key(k);
     let rotary = match spec.positions {
-        Positions::Table => false,
+        Positions::Table | Positions::RelativeBuckets => false,
         Positions::Rotary | Positions::LocalGlobal { .. } => true,
     };
     let grouped = spec.grouped_heads;
@@ -36,7 +39,7 @@ pub(super) fn read(
         num_hidden_layers: meta.size(&key("block_count"))?,
         num_attention_heads: meta.size(&key("attention.head_count"))?,
         intermediate_size: meta.size(&key("feed_forward_length"))?,
-        hidden_act: activation(meta, &keys, spec.feed_forward)?.into(),
+        hidden_act: activation(meta, &keys, spec.feed_forward, has_tensor)?.into(),
         max_position_embeddings: meta.size(&key("context_length"))?,
         type_vocab_size: match spec.token_types {
             true => meta.size("tokenizer.ggml.token_type_count").unwrap_or(2),
@@ -48,7 +51,12 @@ pub(super) fn read(
             .or_else(|_| meta.float(&key("attention.layer_norm_rms_epsilon")))
             .unwrap_or(1e-12),
         pad_token_id: meta.size("tokenizer.ggml.padding_token_id").unwrap_or(0),
-        relative_attention_num_buckets: None,
+        relative_attention_num_buckets: match spec.positions {
+            Positions::RelativeBuckets => {
+                Some(meta.size(&key("attention.relative_buckets_count"))?)
+            }
+            Positions::Table | Positions::Rotary | Positions::LocalGlobal { .. } => None,
+        },
         rope_theta: match rotary {
             true => Some(meta.float(&key("rope.freq_base"))?),
             false => None,
@@ -92,16 +100,51 @@ pub(super) fn read(
         });
         config.global_layer_last = global_last;
     }
+    if !grouped {
+        same_head_size(meta, &keys, &config)?;
+    }
     config.check()?;
     Ok(config)
 }
 
+/// An encoder's heads are `hidden / heads` wide; a file that says otherwise (T5-3B's 128 of
+/// 1,024 / 32) is refused rather than read with the wrong heads.
+fn same_head_size(meta: &Metadata, keys: &Keys, config: &EncoderConfig) -> Result<()> {
+    let key = keys.key("attention.key_length");
+    if meta.get(&key).is_none() {
+        return Ok(());
+    }
+    let k = meta.size(&key)?;
+    let heads = config.num_attention_heads.max(1);
+    if k * heads != config.hidden_size {
+        bail!(
+            "llama.cpp {} file: {heads} heads of {k} on a hidden size of {}; we run {} \
+             models whose heads split the hidden size",
+            keys.0,
+            config.hidden_size,
+            keys.0
+        );
+    }
+    Ok(())
+}
+
 /// The feed-forward's activation as `EncoderConfig::hidden_act` spells it.
-fn activation(meta: &Metadata, keys: &Keys, ffn: FeedForward) -> Result<&'static str> {
+fn activation(
+    meta: &Metadata,
+    keys: &Keys,
+    ffn: FeedForward,
+    has_tensor: &dyn Fn(&str) -> bool,
+) -> Result<&'static str> {
     Ok(match ffn {
         FeedForward::Gelu => "gelu",
         FeedForward::SwiGlu => "swiglu",
         FeedForward::GeGluTanh => "geglu_tanh",
+        // llama.cpp's graph: a gate makes it T5 1.1's tanh GeGLU, else T5 1.0's ReLU.
+        FeedForward::ReluOrGeGluTanh => match has_tensor(&names::weight(&T5LayerNames::of(0).gate))
+        {
+            true => "geglu_tanh",
+            false => "relu",
+        },
         // llama.cpp's graph: GeGLU unless the file says SiLU (Granite R2's SwiGLU).
         FeedForward::GeGluOrSwiGlu => {
             match meta.text(&keys.key("hidden_activation")).ok().as_deref() {

@@ -35,7 +35,8 @@ pub(super) struct Described {
     pub tokenizer_json: String,
 }
 
-pub(super) fn describe(meta: &Metadata) -> Result<Described> {
+/// `has_tensor`: whether the file holds a tensor of that name.
+pub(super) fn describe(meta: &Metadata, has_tensor: &dyn Fn(&str) -> bool) -> Result<Described> {
     let architecture = Architecture::parse_llama_cpp(&meta.text("general.architecture")?)?;
     let vocabulary = vocab::kind(meta, architecture)?;
     let keys = config::Keys(architecture);
@@ -46,7 +47,7 @@ pub(super) fn describe(meta: &Metadata) -> Result<Described> {
         bail!("llama.cpp file: a causal {architecture} model is not a sentence encoder we run");
     }
     let pieces = vocab::Pieces::read(meta)?;
-    let config = config::read(meta, architecture, pieces.tokens.len())?;
+    let config = config::read(meta, architecture, pieces.tokens.len(), has_tensor)?;
     let pooling = pooling(meta, architecture, &keys)?;
     let tokenizer_json = vocab::tokenizer_json(meta, architecture, vocabulary, &pieces)?;
     Ok(Described {

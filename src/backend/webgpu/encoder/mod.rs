@@ -241,12 +241,16 @@ impl GpuEncoder {
                     .sum(),
                 final_norm.is_some(),
             ),
-            // 9 a layer, 2 more for Gemma's post-norms.
-            Stack::Decoder { layers, .. } => (
+            // 9 a layer, 2 more for Gemma's post-norms, one less without the per-head step
+            // (T5: no rotary positions, no head norms) and one less without a gate (T5 1.0).
+            Stack::Decoder { layers, kind, .. } => (
                 layers
                     .iter()
                     .map(|l| {
-                        9 + usize::from(l.post_attention_norm.is_some())
+                        let head_step = l.rotary.is_some() || l.qk_norms.is_some();
+                        7 + usize::from(head_step)
+                            + usize::from(kind.gate.is_some())
+                            + usize::from(l.post_attention_norm.is_some())
                             + usize::from(l.post_ffn_norm.is_some())
                     })
                     .sum(),

@@ -1,15 +1,15 @@
-//! The decoder-built embedders' steps (Qwen3, Gemma 3): pre-RMSNorm layers of grouped-query
-//! attention with per-head norms fused with the rotary positions, each block's output added
-//! to the stream (Gemma's normed first), the final RMSNorm, pooling.
+//! The decoder-built embedders' steps (Qwen3, Gemma 3) and T5's encoder's: pre-RMSNorm layers
+//! of grouped-query attention with per-head norms fused with the rotary positions (T5: neither;
+//! its relative-position bias in the attention), each block's output added to the stream
+//! (Gemma's normed first), the final RMSNorm, pooling.
 
 use super::super::buffers::{storage, Step};
 use super::super::context::GpuContext;
 use super::super::kernels::{
-    Attention, Glu, HeadNormRope, Matmul, Op, PoolL2, RmsNorm, FLAG_RESIDUAL,
+    Attention, Glu, HeadNormRope, Matmul, Op, PoolL2, RmsNorm, FLAG_RELU, FLAG_RESIDUAL,
 };
-use super::super::weights::{DecoderLayer, Dims, GpuWeights, Linear};
+use super::super::weights::{DecoderKind, DecoderLayer, Dims, GpuWeights, Linear};
 use super::{activation_buffers, bind_steps, Graph, Io};
-use crate::backend::cpu::GateActivation;
 
 impl Graph {
     /// The decoder-built embedders' steps (Qwen3, Gemma 3; the input rows scaled on the
@@ -17,11 +17,13 @@ impl Graph {
     /// attention (causal, or in the window on Gemma's local layers), the output projection
     /// added to the stream (Gemma: normed first, then added), RMSNorm, the gate-and-up matmul,
     /// its gated middle, the down projection added as the attention's. Then the final RMSNorm
-    /// and pooling + L2. The stream alternates between `x` and `x2`, as ModernBERT's.
+    /// and pooling + L2. The stream alternates between `x` and `x2`, as ModernBERT's. T5: no
+    /// per-head step, its relative-position bias and unscaled scores in the attention, the up
+    /// matmul with ReLU and no gated middle where it has no gate.
     pub(super) fn decoder(
         ctx: &GpuContext,
         w: &GpuWeights,
-        (layers, act, causal, final_norm): (&[DecoderLayer], GateActivation, bool, &wgpu::Buffer),
+        (layers, kind, final_norm): (&[DecoderLayer], DecoderKind, &wgpu::Buffer),
         io: &Io,
         rows: usize,
     ) -> (wgpu::Buffer, Vec<Step>) {
@@ -43,6 +45,10 @@ impl Graph {
         let qkv = act_buffer("qkv", qkv_width);
         let context = act_buffer("context", q_width);
         let gate_up = act_buffer("gate and up", 2 * inter);
+        let up_rows = match kind.gate {
+            Some(_) => 2 * inter,
+            None => inter,
+        };
         let ffn = act_buffer("intermediate", inter);
         // Gemma's blocks' outputs before their norms.
         let post_norms = layers
@@ -50,6 +56,7 @@ impl Graph {
             .any(|l| l.post_attention_norm.is_some() || l.post_ffn_norm.is_some());
         let block = post_norms.then(|| act_buffer("block output", hidden));
         let no_bias = storage(d, "no relative bias", 4);
+        let relative_bias = w.relative_bias.as_ref();
         let norm = |residual| {
             Op::RmsNorm(RmsNorm {
                 cols: hidden,
@@ -70,31 +77,34 @@ impl Graph {
                 }),
                 vec![&h, &l.qkv.w, &l.qkv.b, &h, &qkv],
             ));
-            let (cos, sin) = &io.tables[l.rotary];
-            ops.push((
-                Op::HeadNormRope(HeadNormRope {
-                    heads,
-                    kv_heads,
-                    half: head_dim / 2,
-                    eps,
-                    normalize: l.qk_norms.is_some(),
-                }),
-                // Without norms (Qwen2) the gammas are not read: any buffer is bound.
-                match &l.qk_norms {
-                    Some([q_norm, k_norm]) => vec![&qkv, q_norm, k_norm, cos, sin],
-                    None => vec![&qkv, &no_bias, &no_bias, cos, sin],
-                },
-            ));
+            if let Some(rotary) = l.rotary {
+                let (cos, sin) = &io.tables[rotary];
+                ops.push((
+                    Op::HeadNormRope(HeadNormRope {
+                        heads,
+                        kv_heads,
+                        half: head_dim / 2,
+                        eps,
+                        normalize: l.qk_norms.is_some(),
+                    }),
+                    // Without norms (Qwen2) the gammas are not read: any buffer is bound.
+                    match &l.qk_norms {
+                        Some([q_norm, k_norm]) => vec![&qkv, q_norm, k_norm, cos, sin],
+                        None => vec![&qkv, &no_bias, &no_bias, cos, sin],
+                    },
+                ));
+            }
             ops.push((
                 Op::Attention(Attention {
                     heads,
                     kv_heads,
                     head_dim,
-                    relative_bias: false,
+                    relative_bias: relative_bias.is_some(),
                     window: l.window,
-                    causal,
+                    causal: kind.causal,
+                    scaled: kind.scaled_scores,
                 }),
-                vec![&qkv, &io.mask, &no_bias, &context],
+                vec![&qkv, &io.mask, relative_bias.unwrap_or(&no_bias), &context],
             ));
             let post = l.post_attention_norm.as_ref();
             let io_of = |input, k, from, to| Block {
@@ -113,16 +123,26 @@ impl Graph {
                 eps,
             );
             ops.push((norm(false), vec![&x2, &l.ffn_norm, &x2, &h]));
+            // With a gate: both halves into `gate_up`, the gated middle into `ffn`; without
+            // (T5 1.0): `relu(up)` straight into `ffn`.
             ops.push((
                 Op::Matmul(Matmul {
-                    n: 2 * inter,
+                    n: up_rows,
                     k: hidden,
-                    flags: 0,
+                    flags: if kind.gate.is_some() { 0 } else { FLAG_RELU },
                     format: l.up_gate.format,
                 }),
-                vec![&h, &l.up_gate.w, &l.up_gate.b, &h, &gate_up],
+                vec![
+                    &h,
+                    &l.up_gate.w,
+                    &l.up_gate.b,
+                    &h,
+                    if kind.gate.is_some() { &gate_up } else { &ffn },
+                ],
             ));
-            ops.push((Op::Glu(Glu { inter, act }), vec![&gate_up, &ffn]));
+            if let Some(act) = kind.gate {
+                ops.push((Op::Glu(Glu { inter, act }), vec![&gate_up, &ffn]));
+            }
             let post = l.post_ffn_norm.as_ref();
             add_block(&mut ops, io_of(&ffn, inter, &x2, x), &l.down, post, eps);
         }

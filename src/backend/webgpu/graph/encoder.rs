@@ -62,6 +62,7 @@ impl Graph {
                 relative_bias: relative_bias.is_some(),
                 window,
                 causal: false,
+                scaled: true,
             })
         };
         let relative_bias = relative_bias.unwrap_or(&no_bias);

@@ -79,10 +79,9 @@ impl Graph {
             }
             Stack::Decoder {
                 layers,
-                act,
-                causal,
+                kind,
                 final_norm,
-            } => Self::decoder(ctx, w, (layers, *act, *causal, final_norm), &io, rows),
+            } => Self::decoder(ctx, w, (layers, *kind, final_norm), &io, rows),
         };
         let hidden = w.dims.hidden;
         Self {

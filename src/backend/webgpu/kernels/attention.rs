@@ -33,7 +33,7 @@ uniform_params! {
         group: u32,
         scale: f32,
         /// 0: no relative-position bias; else the bias table is `[heads, 2·rel_span − 1]`
-        /// (MPNet), indexed by `key − query + rel_span − 1`.
+        /// (MPNet, T5), indexed by `key − query + rel_span − 1`.
         rel_span: u32,
         /// A sliding window (ModernBERT's and Gemma's local layers): only keys with `|key −
         /// query| < window`; 0 = every key.
@@ -58,6 +58,8 @@ pub(crate) struct Attention {
     pub window: usize,
     /// Keys after the query are not seen (Qwen3).
     pub causal: bool,
+    /// Scores scaled by 1/√head_dim (all but T5's, whose query weights carry it).
+    pub scaled: bool,
 }
 
 impl Attention {
@@ -69,6 +71,7 @@ impl Attention {
             relative_bias,
             window,
             causal,
+            scaled,
         } = *self;
         AttentionParams {
             batch: u(s.batch),
@@ -79,7 +82,10 @@ impl Attention {
             k_offset: u(heads * head_dim),
             v_offset: u((heads + kv_heads) * head_dim),
             group: u(heads / kv_heads.max(1)),
-            scale: 1.0 / (head_dim as f32).sqrt(),
+            scale: match scaled {
+                true => 1.0 / (head_dim as f32).sqrt(),
+                false => 1.0,
+            },
             rel_span: if relative_bias {
                 u(ATTENTION_MAX_SEQ)
             } else {

@@ -26,6 +26,8 @@ const MATMUL_TILE: u32 = 64;
 pub(crate) const FLAG_GELU: u32 = 1;
 /// [`MatmulParams::flags`]: add `residual` (after the bias and any GELU).
 pub(crate) const FLAG_RESIDUAL: u32 = 2;
+/// [`MatmulParams::flags`]: ReLU after the bias (T5 1.0's feed-forward).
+pub(crate) const FLAG_RELU: u32 = 4;
 
 uniform_params! {
     /// `wgsl/matmul.wgsl`: `y[m, n] = act(x[m, k] · w[n, k]ᵀ + bias) (+ residual)`.

@@ -30,7 +30,7 @@ pub(crate) use elementwise::EmbedAdd;
 pub(crate) use elementwise::Gelu;
 pub(crate) use formats::{Activations, WeightFormat};
 pub(crate) use glu::Glu;
-pub(crate) use matmul::{Matmul, FLAG_GELU, FLAG_RESIDUAL};
+pub(crate) use matmul::{Matmul, FLAG_GELU, FLAG_RELU, FLAG_RESIDUAL};
 pub(crate) use norm::{LayerNorm, RmsNorm};
 pub(crate) use pipelines::Kernels;
 pub(crate) use pooling::PoolL2;

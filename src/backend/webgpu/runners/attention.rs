@@ -74,6 +74,7 @@ impl GpuContext {
             relative_bias: relative.is_some(),
             window,
             causal,
+            scaled: true,
         });
         let shape = Shape::batch(batch, seq);
         let buffers = [&qkv, &mask, &bias, &ctx];

@@ -4,7 +4,7 @@
 use anyhow::{anyhow, bail, Result};
 
 use super::host::Host;
-use super::{DecoderLayer, GpuWeights, Input, Stack};
+use super::{DecoderKind, DecoderLayer, GpuWeights, Input, Stack};
 use crate::backend::cpu::{GateActivation, Rope};
 use crate::model::architecture::{Attention, FeedForward, Positions};
 use crate::model::tensor_names::{self as names, DecoderLayerNames};
@@ -39,14 +39,14 @@ impl Host<'_> {
                 (local, Some(window / 2 + 1))
             }
             Positions::Rotary => (global, None),
-            Positions::Table => {
-                bail!("the GPU's decoder layers have rotary positions; {arch} has a table")
+            Positions::Table | Positions::RelativeBuckets => {
+                bail!("the GPU's decoder layers have rotary positions; {arch} has others")
             }
         };
         let act = match spec.feed_forward {
             FeedForward::SwiGlu => GateActivation::Silu,
             FeedForward::GeGluTanh => GateActivation::GeluTanh,
-            FeedForward::Gelu | FeedForward::GeGluOrSwiGlu => {
+            FeedForward::Gelu | FeedForward::GeGluOrSwiGlu | FeedForward::ReluOrGeGluTanh => {
                 bail!("the GPU's decoder layers have a SwiGLU or tanh GeGLU feed-forward")
             }
         };
@@ -84,15 +84,18 @@ impl Host<'_> {
                     )?,
                     down: self.linear_stack("down", &[(n.down.as_str(), h)], i)?,
                     post_ffn_norm: post(&n.post_ffn_norm)?,
-                    rotary: usize::from(local_layer.is_some()),
+                    rotary: Some(usize::from(local_layer.is_some())),
                     window: local_layer.unwrap_or(0),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         let stack = Stack::Decoder {
             layers,
-            act,
-            causal: spec.attention == Attention::Causal,
+            kind: DecoderKind {
+                gate: Some(act),
+                causal: spec.attention == Attention::Causal,
+                scaled_scores: true,
+            },
             final_norm: self.rms_norm(names::OUTPUT_NORM, h)?,
         };
         // √hidden as transformers rounds it (an f64 square root stored in f32), as the CPU.

@@ -28,21 +28,7 @@ impl Host<'_> {
     /// every layer adds the relative-position bias.
     pub(super) fn mpnet(&self) -> Result<GpuWeights> {
         let cfg = &self.file.config;
-        let heads = cfg.num_attention_heads;
-        let name = names::RELATIVE_ATTENTION_BIAS;
-        let buckets = relative_buckets(cfg);
-        let dims = self.matrix(name)?;
-        ensure!(
-            dims == [buckets, heads],
-            "relative_attention_bias has shape {dims:?}, expected [{buckets}, {heads}]",
-        );
-        let len = heads * (2 * ATTENTION_MAX_SEQ - 1);
-        let relative_bias = self.upload("relative_bias", len as u64 * 4, || {
-            let table = self.file.tensor(name)?.dequantize(&Device::Cpu)?;
-            let table = table.flatten_all()?.to_vec1::<f32>()?;
-            let bias = relative_bias_by_distance(&table, buckets, heads, ATTENTION_MAX_SEQ);
-            Ok(f32_bytes(&bias))
-        })?;
+        let relative_bias = self.relative_bias(names::RELATIVE_ATTENTION_BIAS)?;
         let hidden = cfg.hidden_size;
         let token_type0 =
             self.upload("token_type0", hidden as u64 * 4, || Ok(vec![0; hidden * 4]))?;
@@ -52,6 +38,26 @@ impl Host<'_> {
             token_type0,
             Some(relative_bias),
         )
+    }
+
+    /// The `[buckets, heads]` relative-position table `name` (MPNet's, T5's) as the attention
+    /// kernel reads it: a bias per head and distance, `[heads, 2·ATTENTION_MAX_SEQ − 1]`.
+    pub(super) fn relative_bias(&self, name: &str) -> Result<wgpu::Buffer> {
+        let cfg = &self.file.config;
+        let heads = cfg.num_attention_heads;
+        let buckets = relative_buckets(cfg);
+        let dims = self.matrix(name)?;
+        ensure!(
+            dims == [buckets, heads],
+            "{name} has shape {dims:?}, expected [{buckets}, {heads}]",
+        );
+        let len = heads * (2 * ATTENTION_MAX_SEQ - 1);
+        self.upload("relative_bias", len as u64 * 4, || {
+            let table = self.file.tensor(name)?.dequantize(&Device::Cpu)?;
+            let table = table.flatten_all()?.to_vec1::<f32>()?;
+            let bias = relative_bias_by_distance(&table, buckets, heads, ATTENTION_MAX_SEQ);
+            Ok(f32_bytes(&bias))
+        })
     }
 
     /// The parts BERT and MPNet share; positions start at row `first_position` of the table.

@@ -14,6 +14,7 @@
 mod decoders;
 mod encoders;
 mod host;
+mod t5;
 
 use anyhow::{Context as _, Result};
 
@@ -64,9 +65,9 @@ pub(crate) enum Ffn {
     },
 }
 
-/// A layer of the decoder-built embedders (Qwen3, Gemma 3): pre-RMSNorm blocks (Gemma also
-/// norms each block's output before its residual sum), no biases. The norms are their
-/// weights (f32).
+/// A layer of the decoder-built embedders (Qwen3, Gemma 3) and of T5's encoder, built the
+/// same way: pre-RMSNorm blocks (Gemma also norms each block's output before its residual
+/// sum), no biases. The norms are their weights (f32).
 pub(crate) struct DecoderLayer {
     pub attention_norm: wgpu::Buffer,
     /// Queries, keys and values stacked into one `[(heads + 2·kv_heads)·head_dim, hidden]`
@@ -78,13 +79,15 @@ pub(crate) struct DecoderLayer {
     /// Gemma's norm of the attention's output before its residual sum.
     pub post_attention_norm: Option<wgpu::Buffer>,
     pub ffn_norm: wgpu::Buffer,
-    /// Gate and up stacked into one `[2·inter, hidden]` matrix, the gate's rows first.
+    /// Gate and up stacked into one `[2·inter, hidden]` matrix, the gate's rows first (T5
+    /// 1.0's ReLU feed-forward: up alone, `[inter, hidden]`).
     pub up_gate: Linear,
     pub down: Linear,
     /// Gemma's norm of the feed-forward's output before its residual sum.
     pub post_ffn_norm: Option<wgpu::Buffer>,
-    /// The index of the layer's rotary table in [`GpuWeights::rotary`] (global or local).
-    pub rotary: usize,
+    /// The index of the layer's rotary table in [`GpuWeights::rotary`] (global or local);
+    /// `None`: no rotary positions (T5's relative-position bias instead).
+    pub rotary: Option<usize>,
     /// Gemma's local layers: keys with `|key − query| < window` (0: all).
     pub window: usize,
 }
@@ -97,14 +100,24 @@ pub(crate) enum Stack {
         layers: Vec<Layer>,
         final_norm: Option<Norm>,
     },
-    /// Qwen3 (causal), Gemma 3 (bidirectional): their gate's activation and the RMSNorm
-    /// after the last layer.
+    /// Qwen3 (causal), Gemma 3 (bidirectional), T5's encoder: how their layers attend and
+    /// feed forward, and the RMSNorm after the last layer.
     Decoder {
         layers: Vec<DecoderLayer>,
-        act: GateActivation,
-        causal: bool,
+        kind: DecoderKind,
         final_norm: wgpu::Buffer,
     },
+}
+
+/// What differs between the stacks of [`DecoderLayer`]s beyond their weights.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DecoderKind {
+    /// The gate's activation; `None`: T5 1.0's `relu(up(x))`, no gate.
+    pub gate: Option<GateActivation>,
+    /// Keys after the query are not seen (the Qwens).
+    pub causal: bool,
+    /// Scores scaled by 1/√head_dim (all but T5, whose query weights carry it).
+    pub scaled_scores: bool,
 }
 
 /// How a batch's gathered word rows become the first layer's input.
@@ -145,7 +158,8 @@ pub(crate) struct GpuWeights {
     pub stack: Stack,
     /// The rotary tables' angles (global, then local), made per batch on the CPU.
     pub rotary: Vec<Rope>,
-    /// MPNet's relative-position bias per head and distance, `[heads, 2·ATTENTION_MAX_SEQ − 1]`.
+    /// MPNet's and T5's relative-position bias per head and distance,
+    /// `[heads, 2·ATTENTION_MAX_SEQ − 1]`.
     pub relative_bias: Option<wgpu::Buffer>,
     pub pooling: Pooling,
 }
@@ -166,7 +180,7 @@ impl GpuWeights {
             Stack::Encoder { layers, .. } => {
                 layers.iter().any(|l| matches!(l.ffn, Ffn::Gated { .. }))
             }
-            Stack::Decoder { .. } => true,
+            Stack::Decoder { kind, .. } => kind.gate.is_some(),
         };
         let ffn = if gated { 2 * inter } else { inter };
         let qkv = (heads + 2 * kv_heads) * head_dim;
@@ -205,6 +219,7 @@ impl GpuWeights {
             Architecture::Qwen2 | Architecture::Qwen3 | Architecture::GemmaEmbedding => {
                 host.decoder()
             }
+            Architecture::T5Encoder => host.t5(),
         };
         scopes
             .close("uploading the weights")

@@ -2,7 +2,7 @@
 // the one on matrix units): y[m, n] = act(x[m, k] · w[n, k]ᵀ + bias[n]) (+ residual[m, n]).
 
 // `struct Params` (binding 0) is prepended from Rust: `MatmulParams` in ../kernels/matmul.rs
-// (m, n, k, flags: bit 0 GELU after the bias, bit 1 add `residual`).
+// (m, n, k, flags: bit 0 GELU after the bias, bit 1 add `residual`, bit 2 ReLU after the bias).
 // So are `Act` (how activations are stored: f32 or f16; the kernel computes in f32), `Out`
 // (Act, or f32 for the residual-adding projections, which write the f32 residual stream) and
 // the weight format: one of weights_{f32,q8_0,q4_0}.wgsl declares `WeightWord` (the
@@ -55,6 +55,9 @@ fn store(row: u32, col: u32, acc: f32) {
     var v = acc + bias[col];
     if ((p.flags & 1u) != 0u) {
         v = gelu(v);
+    }
+    if ((p.flags & 4u) != 0u) {
+        v = max(v, 0.0);
     }
     if ((p.flags & 2u) != 0u) {
         v += f32(residual[row * p.n + col]);
