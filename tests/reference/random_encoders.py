@@ -610,11 +610,27 @@ for arch, folder, model, dtypes, extra in [
     print(f"{arch}: {len(items)} texts, files {', '.join(files)}")
 
 
+def xlm_r_class(name="xlm-roberta-class"):
+    """The `xlm-roberta` folder with its tokenizer_config.json naming `XLMRobertaTokenizer`, as
+    real XLM-R folders do: transformers 5 then builds the pipeline itself from the
+    tokenizer.json's vocabulary (no normaliser here: the folder's has no Precompiled step; a
+    split at whitespace, Metaspace) instead of running the tokenizer.json as stored."""
+    source = out / "xlm-roberta.hf"
+    folder = out / f"{name}.hf"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(source, folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["tokenizer_class"] = "XLMRobertaTokenizer"
+    config.pop("backend", None)
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=1))
+    return name, folder, XLMRobertaModel.from_pretrained(source).eval()
+
+
 # Unigram vocabularies through our own converter (`sr-bench convert --from`): the folders stay
 # (tests/artifacts/llama/<name>.hf/), with the reference of each; llama.cpp's pinned converter
 # needs a Precompiled normalizer these have not (multilingual-e5-small covers its XLM-R path).
 for name, folder, model in [unigram_encoder("xlm-roberta", "xlm-roberta"),
-                            unigram_encoder("bert-unigram", "bert")]:
+                            unigram_encoder("bert-unigram", "bert"), xlm_r_class()]:
     tokenizer = AutoTokenizer.from_pretrained(folder)
     items = []
     for text in texts + long_texts(2, 40):
@@ -625,4 +641,7 @@ for name, folder, model in [unigram_encoder("xlm-roberta", "xlm-roberta"),
                  "folder_sha256": {str(p.relative_to(folder)): sha256(p)
                                    for p in sorted(folder.rglob("*")) if p.is_file()}}
     (out / f"{name}.reference.json").write_text(json.dumps(reference))
+    if name == "xlm-roberta-class":
+        assert type(tokenizer).__name__ == "XLMRobertaTokenizer", type(tokenizer).__name__
+        whitespace_ids(name, tokenizer)
     print(f"{name}: {len(items)} texts, folder {folder.name}")

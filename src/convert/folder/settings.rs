@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{
     ModelFolder, ModuleEntry, CONFIG, MODULES, POOLING_CONFIG, PROMPTS_CONFIG, SAFETENSORS,
-    SENTENCE_BERT_CONFIG, TOKENIZER,
+    SENTENCE_BERT_CONFIG, TOKENIZER, TOKENIZER_CONFIG,
 };
 use crate::convert::tensors::{self, TensorPlan};
 use crate::model::architecture::{HfModelType, HfPositions};
@@ -33,8 +33,32 @@ pub struct Settings {
     pub config_json: String,
     /// Which safetensors tensors go into the file, under which names.
     pub tensors: TensorPlan,
+    /// The tokenizer.json as stored, or the pipeline transformers builds for its class.
+    pub tokenizer: TokenizerPipeline,
     /// Defaults taken and things left out, for the user to read (nothing here is an error).
     pub notices: Vec<String>,
+}
+
+/// How transformers 5 runs the folder's tokenizer, as `tokenizer_config.json`'s class says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenizerPipeline {
+    /// tokenizer.json as it is (`PreTrainedTokenizerFast`, `TokenizersBackend`, BERT's,
+    /// MPNet's …, or no tokenizer_config.json).
+    #[default]
+    AsStored,
+    /// `XLMRobertaTokenizer`: transformers keeps the tokenizer.json's vocabulary, template and
+    /// Precompiled charsmap (no other normaliser step) and builds the rest itself — a split at
+    /// whitespace, then Metaspace with the dummy prefix when `add_prefix_space` (its default).
+    XlmR { add_prefix_space: bool },
+}
+
+/// `tokenizer_config.json`'s part that decides the pipeline.
+#[derive(Deserialize)]
+struct TokenizerConfig {
+    #[serde(default)]
+    tokenizer_class: Option<String>,
+    #[serde(default)]
+    add_prefix_space: Option<bool>,
 }
 
 impl ModelFolder {
@@ -114,6 +138,19 @@ impl ModelFolder {
                  lowercases itself"
             );
         }
+        let tokenizer_pipeline = match self.json::<TokenizerConfig>(TOKENIZER_CONFIG)? {
+            Some(c) if c.tokenizer_class.as_deref() == Some("XLMRobertaTokenizer") => {
+                notices.push(format!(
+                    "{TOKENIZER_CONFIG}: XLMRobertaTokenizer, so the tokenizer runs as \
+                     transformers builds it (split at whitespace, Metaspace; of the \
+                     normalizers only a Precompiled one is kept)"
+                ));
+                TokenizerPipeline::XlmR {
+                    add_prefix_space: c.add_prefix_space.unwrap_or(true),
+                }
+            }
+            _ => TokenizerPipeline::AsStored,
+        };
         let pooling = match self.json::<PoolingConfig>(POOLING_CONFIG)? {
             Some(p) => p.mode()?,
             None => {
@@ -155,6 +192,7 @@ impl ModelFolder {
             position_offset,
             config_json,
             tensors,
+            tokenizer: tokenizer_pipeline,
             notices,
         })
     }
