@@ -111,6 +111,22 @@ fn compare_shows_every_report_cell_as_table_and_csv() {
         table.contains("all-MiniLM-L6-v2 (static baseline) · q8_0 · quick · static"),
         "{table}"
     );
+    // The pairwise block: one row per report, the accuracy over all files last.
+    let block = table
+        .split("Pairwise accuracy")
+        .nth(1)
+        .expect("a pairwise block");
+    for report in &reports {
+        let label = label(report);
+        let row = block
+            .lines()
+            .find(|l| l.starts_with(&format!("{label} ")))
+            .unwrap_or_else(|| panic!("no pairwise row for {label}"));
+        let all = report["pairwise"]["all"]["accuracy"]
+            .as_f64()
+            .map_or("-".to_string(), |v| format!("{v:.2}"));
+        assert_eq!(row.split_whitespace().last(), Some(all.as_str()), "{row}");
+    }
 
     let (ok, csv, stderr) = sr_bench(&[&["compare", "--csv"], args.as_slice()].concat());
     assert!(ok, "{stderr}");
@@ -118,7 +134,14 @@ fn compare_shows_every_report_cell_as_table_and_csv() {
     let header = reader.headers().unwrap().clone();
     assert_eq!(&header[0], "label");
     assert_eq!(&header[5], "structure_stsb");
-    assert_eq!(&header[header.len() - 1], "stsb_test_spearman");
+    assert_eq!(&header[19], "stsb_test_spearman");
+    // Pairwise accuracy per SR file and over all, after the Spearman columns.
+    let pairwise_columns: Vec<String> = FILES
+        .iter()
+        .chain(&["all"])
+        .map(|f| format!("pairwise_{f}"))
+        .collect();
+    assert_eq!(header.iter().skip(20).collect::<Vec<_>>(), pairwise_columns);
     let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(records.len(), reports.len());
     for (record, report) in records.iter().zip(&reports) {
@@ -131,7 +154,13 @@ fn compare_shows_every_report_cell_as_table_and_csv() {
             .skip(5)
             .map(|v| (!v.is_empty()).then(|| v.parse().unwrap()))
             .collect();
-        assert_eq!(values, expected(report), "{}", &record[0]);
+        assert_eq!(values[..15], expected(report), "{}", &record[0]);
+        let pairwise: Vec<Option<f64>> = FILES
+            .iter()
+            .map(|f| report["pairwise"]["files"][f]["accuracy"].as_f64())
+            .chain([report["pairwise"]["all"]["accuracy"].as_f64()])
+            .collect();
+        assert_eq!(values[15..], pairwise, "{}", &record[0]);
     }
     let _ = std::fs::remove_dir_all(dir);
 }

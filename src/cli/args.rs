@@ -122,6 +122,14 @@ pub(super) enum Command {
         /// Also write the report as JSON to this file ("-" for stdout, table then goes to stderr).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write every scored pair as CSV (file,dimension,line,sentence1,sentence2,gold,
+        /// cosine) to this file.
+        #[arg(long, value_name = "FILE")]
+        pairs_csv: Option<PathBuf>,
+        /// Pairwise accuracy keeps the SR rows whose two gold scores differ by at least this
+        /// much (0–5 scale; the report's `pairwise`).
+        #[arg(long, value_name = "N", default_value_t = crate::eval::pairwise::DEFAULT_MIN_GAP)]
+        min_gap: f64,
         /// `static`: score the syntax-blind baseline (mean of static token embeddings) instead of the model.
         #[arg(long, default_value = "model")]
         baseline: Encoder,

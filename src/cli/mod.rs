@@ -25,7 +25,7 @@ use crate::scoring::Scored;
 pub(crate) use args::LoadArgs;
 use args::{Cli, Command};
 use input::{load_model, parse_data_file, read_file, some_sr_files, sr_files};
-use report::{evaluate, prefix_note, write_json, write_report};
+use report::{evaluate, prefix_note, write_json, write_pairs_csv, write_report};
 
 pub fn main() -> ExitCode {
     match run(Cli::parse()) {
@@ -98,11 +98,14 @@ fn run(cli: Cli) -> Result<()> {
             no_stsb_test,
             pairs,
             json,
+            pairs_csv,
+            min_gap,
             baseline,
             backend,
             batch_size,
             load,
         } => {
+            crate::eval::pairwise::check_min_gap(min_gap)?;
             let mut embedder = load_model(&model, backend, &load)?;
             if let Some(n) = batch_size {
                 embedder.set_batch_size(n);
@@ -119,6 +122,7 @@ fn run(cli: Cli) -> Result<()> {
                 crate::eval::check_pairs_size(&name, bytes)?;
                 let own = crate::eval::parse_pairs(&name, &read_file(&path)?)?;
                 let report = evaluate(&embedder, EvalPlan::own_only(own)?, baseline)?;
+                write_pairs_csv(&report, pairs_csv.as_deref())?;
                 let own = report
                     .own_pairs
                     .as_ref()
@@ -141,7 +145,9 @@ fn run(cli: Cli) -> Result<()> {
                 )?),
             };
             let plan = EvalPlan::new(some_sr_files(&data, &files)?, stsb, split)?;
-            let report = evaluate(&embedder, plan, baseline)?;
+            let mut report = evaluate(&embedder, plan, baseline)?;
+            report.set_min_gap(min_gap)?;
+            write_pairs_csv(&report, pairs_csv.as_deref())?;
             write_report(&report, json.as_deref())?;
         }
         Command::EvalCzech {

@@ -39,6 +39,14 @@ pub(super) fn prefix_note(prefix: &str) -> String {
     }
 }
 
+/// Writes every scored pair of `report` as CSV to `path`, if given.
+pub(super) fn write_pairs_csv(report: &Report, path: Option<&Path>) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let pairs = report.pairs.as_deref().unwrap_or_default();
+    std::fs::write(path, crate::eval::pairs_csv(pairs)?)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Prints the Table 4 layout; writes the JSON report (without per-pair rows) if asked.
 pub(super) fn write_report(report: &Report, json: Option<&Path>) -> Result<()> {
     write_json(&crate::eval::format_table(report), report, json)

@@ -29,6 +29,9 @@ pub struct CompareRow {
     pub relation: Vec<Option<f64>>,
     /// `stsb_test.spearman`; `None` when STS-B test was not evaluated.
     pub stsb_test_spearman: Option<f64>,
+    /// Pairwise accuracy ×100 per SR file in [`SR_FILES`] order, then over all files (7
+    /// values); `None` where the report has none (older reports, a file without a kept row).
+    pub pairwise: Vec<Option<f64>>,
 }
 
 /// Follows `path` (dot-separated) from `report`; an error naming the missing field.
@@ -96,6 +99,18 @@ pub fn compare_row(report: &Value) -> Result<CompareRow> {
         Value::Null => None,
         _ => number(field(report, "stsb_test.spearman")?, "stsb_test.spearman")?,
     };
+    // Reports older than the field have no pairwise accuracy.
+    let pairwise = SR_FILES
+        .iter()
+        .map(|file| format!("pairwise.files.{file}.accuracy"))
+        .chain(["pairwise.all.accuracy".to_string()])
+        .map(
+            |path| match path.split('.').try_fold(report, |v, key| v.get(key)) {
+                None => Ok(None),
+                Some(value) => number(value, &path),
+            },
+        )
+        .collect::<Result<Vec<_>>>()?;
     Ok(CompareRow {
         label: match prefix.is_empty() {
             true => [model.as_str(), &dtype, &split, &encoder].join(" · "),
@@ -111,6 +126,7 @@ pub fn compare_row(report: &Value) -> Result<CompareRow> {
         structure,
         relation,
         stsb_test_spearman,
+        pairwise,
     })
 }
 
@@ -125,7 +141,7 @@ pub fn compare_rows(reports: &[Value]) -> Result<Vec<CompareRow>> {
 }
 
 /// The value columns after the label: `structure_<file>`…, `structure_avg`, the same for
-/// relation, `stsb_test_spearman`.
+/// relation, `stsb_test_spearman`, then `pairwise_<file>`…, `pairwise_all`.
 fn value_columns() -> Vec<String> {
     let mut columns = Vec::new();
     for dimension in [Dimension::Structure, Dimension::Relation] {
@@ -134,6 +150,9 @@ fn value_columns() -> Vec<String> {
         }
     }
     columns.push("stsb_test_spearman".into());
+    for file in SR_FILES.iter().copied().chain(["all"]) {
+        columns.push(format!("pairwise_{file}"));
+    }
     columns
 }
 
@@ -146,7 +165,8 @@ fn values(row: &CompareRow) -> impl Iterator<Item = Option<f64>> + '_ {
 }
 
 /// The rows as CSV: the header `label,model,dtype,split,encoder,structure_stsb,…,
-/// structure_avg,relation_stsb,…,relation_avg,stsb_test_spearman`, one line per row, numbers
+/// structure_avg,relation_stsb,…,relation_avg,stsb_test_spearman,pairwise_stsb,…,
+/// pairwise_all`, one line per row, numbers
 /// as the reports have them (shortest form that reads back equal), empty where `None`.
 pub fn compare_csv(rows: &[CompareRow]) -> Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
@@ -163,7 +183,11 @@ pub fn compare_csv(rows: &[CompareRow]) -> Result<String> {
             row.split.clone(),
             row.encoder.clone(),
         ];
-        record.extend(values(row).map(|v| v.map_or(String::new(), |v| v.to_string())));
+        record.extend(
+            values(row)
+                .chain(row.pairwise.iter().copied())
+                .map(|v| v.map_or(String::new(), |v| v.to_string())),
+        );
         writer
             .write_record(&record)
             .context("writing the compare CSV")?;
@@ -393,6 +417,26 @@ pub fn compare_table(rows: &[CompareRow]) -> String {
         out += &line;
         out += "\n";
     }
+    if rows.iter().any(|r| r.pairwise.iter().any(Option::is_some)) {
+        out +=
+            "\nPairwise accuracy: % of SR rows where the rewrite closer to the original has the \
+                higher gold score (a coin: 50.00)\n";
+        let mut header = format!("{:<label_width$}", "report");
+        for file in SR_FILES.iter().copied().chain(["all"]) {
+            header += &format!("{file:>CELL_WIDTH$}");
+        }
+        out += &header;
+        out += "\n";
+        for row in rows {
+            let mut line = format!("{:<label_width$}", row.label);
+            for value in &row.pairwise {
+                let cell = value.map_or("-".to_string(), |v| format!("{v:.2}"));
+                line += &format!("{cell:>CELL_WIDTH$}");
+            }
+            out += line.trim_end();
+            out += "\n";
+        }
+    }
     out
 }
 
@@ -458,8 +502,21 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("label,model,dtype,split,encoder,structure_stsb,"));
-        assert!(lines[0].ends_with(",relation_avg,stsb_test_spearman"));
-        assert!(lines[1].ends_with(",12.5,82.03"), "{}", lines[1]);
+        assert!(lines[0].ends_with(
+            ",relation_avg,stsb_test_spearman,pairwise_stsb,pairwise_sickr,pairwise_askubuntu,\
+             pairwise_cqa,pairwise_twitter,pairwise_biosses,pairwise_all"
+        ));
+        // Reports without pairwise accuracy (older ones) leave its columns empty.
+        assert!(lines[1].ends_with(",12.5,82.03,,,,,,,"), "{}", lines[1]);
+        assert_eq!(rows[0].pairwise, [None; 7]);
+        let mut with_pairwise = report("p", json!(1.0), Value::Null);
+        with_pairwise["pairwise"] = json!({"min_gap": 2.0, "chance": 50.0,
+            "files": {"stsb": {"n": 4, "correct": 3.0, "accuracy": 75.0, "ci95": [30.06, 95.44]}},
+            "all": {"n": 4, "correct": 3.0, "accuracy": 75.0, "ci95": [30.06, 95.44]}});
+        let row = compare_row(&with_pairwise).unwrap();
+        assert_eq!(row.pairwise[0], Some(75.0));
+        assert_eq!((row.pairwise[1], row.pairwise[6]), (None, Some(75.0)));
+        assert!(compare_table(&[row]).contains("Pairwise accuracy"));
         assert!(lines[2].contains(",quick,model,,1.25,"), "{}", lines[2]);
     }
 

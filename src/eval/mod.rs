@@ -6,7 +6,8 @@
 //! - [`metrics`]: Pearson, Spearman (average ranks), MSE/RMSE, bootstrap CI.
 //! - [`split`]: the full benchmark or the quick stratified sample.
 //! - [`runner`]: the plan → step → finish loop over a [`SentenceEncoder`].
-//! - [`report`]: the JSON report, its naming ([`Report::stamp`]) and the per-pair CSV.
+//! - [`report`]: the JSON report, its naming ([`Report::stamp`]), the per-pair CSV and the
+//!   pairwise accuracy (how often the model picks the rewrite that keeps the meaning).
 //! - [`paper`]: the paper's Table 4 (`paper_table4.json`, compiled in) and reference numbers.
 //! - [`table`]: the plain-text layouts (Table 4, Czech News STS).
 //! - [`compare`]: several reports side by side (Table 4 layout, CSV).
@@ -44,6 +45,7 @@ pub use paper::{
     paper_reference, reference_spearman, PaperReference, PaperRow, PaperScores, ReferenceSpearman,
     REFERENCES,
 };
+pub use report::pairwise;
 pub use report::{
     pairs_csv, pairs_csv_from_json, report_model_name, Cell, Dimension, DimensionResults, Encoder,
     OwnPairsReport, PairResult, Report, SrResults,

@@ -11,6 +11,9 @@
 //!  "czech_news_sts": {...},   // only when the Czech set was evaluated
 //!  "own_pairs": {"name", "layout": "sts"|"sr", "scale_max", "similarity"|"structure"+"relation": CELL},
 //!                             // only for a user's own pairs file
+//!  "pairwise": {"min_gap", "chance", "files": {"stsb": ACC, ...}, "all": ACC},
+//!                             // when SR files were scored: how often the model picks the
+//!                             // rewrite with the higher gold score (report/pairwise.rs)
 //!  "prefix": "...",           // the text the model read before every input ("" for none)
 //!  "pairs": [PAIR, ...]}      // only while `Report::pairs` is Some
 //! CELL = {"n": rows, "spearman": x, "pearson": x, "spearman_ci95": [lo, hi], "mse": x, "rmse": x}
@@ -137,6 +140,10 @@ pub struct Report {
     /// A user's own pairs file; absent when not evaluated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub own_pairs: Option<OwnPairsReport>,
+    /// Pairwise accuracy over the SR rows whose gold scores differ by at least its
+    /// `min_gap`; absent when no SR file was scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairwise: Option<PairwiseReport>,
     /// Every scored pair, for scatter plots and the CSV export. `finish` fills it; set it to
     /// `None` (or `take()` it) to leave it out of the JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -158,6 +165,28 @@ impl Report {
             ),
             Encoder::Static => (None, String::new()),
         };
+    }
+}
+
+impl Report {
+    /// Recomputes the pairwise accuracy keeping the rows whose gold scores differ by at least
+    /// `min_gap` (the default is [`pairwise::DEFAULT_MIN_GAP`]); needs the pairs.
+    pub fn set_min_gap(&mut self, min_gap: f64) -> Result<()> {
+        let pairs = self
+            .pairs
+            .as_ref()
+            .context("the pairwise accuracy needs the report's per-pair results")?;
+        if self.pairwise.is_some() {
+            let files: Vec<String> = self
+                .results
+                .structure
+                .files
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect();
+            self.pairwise = Some(PairwiseReport::from_pairs(pairs, &files, min_gap)?);
+        }
+        Ok(())
     }
 }
 
@@ -355,6 +384,10 @@ pub fn pairs_csv_from_json(report: &serde_json::Value) -> Result<String> {
         serde_json::from_value(pairs.clone()).context("reading the report's pairs")?;
     String::from_utf8(pairs_csv(&pairs)?).context("the pairs CSV is not UTF-8")
 }
+
+pub mod pairwise;
+
+use pairwise::PairwiseReport;
 
 #[cfg(test)]
 mod tests;

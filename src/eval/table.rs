@@ -102,6 +102,40 @@ pub fn format_table(report: &Report) -> String {
         }
     }
 
+    if let Some(pairwise) = &report.pairwise {
+        out += &format!(
+            "\nPairwise accuracy: % of rows (gold scores >= {} apart) where the rewrite closer to the \
+             original is the one with the higher gold score; a coin: {}\n",
+            pairwise.min_gap,
+            number(crate::eval::pairwise::CHANCE, false)
+        );
+        let mut header = format!("{:<LABEL_WIDTH$}", "");
+        for name in files.iter().copied().chain(["all"]) {
+            header += &format!("{name:>CELL_WIDTH$}");
+        }
+        out += header.trim_end();
+        out += "\n";
+        let accuracy = |a: &crate::eval::pairwise::Accuracy| {
+            a.accuracy.map_or("-".into(), |v| number(v, false))
+        };
+        let mut cells: Vec<String> = pairwise.files.iter().map(|(_, a)| accuracy(a)).collect();
+        cells.push(accuracy(&pairwise.all));
+        out += &row("pairwise", &cells);
+        let mut counts: Vec<String> = pairwise
+            .files
+            .iter()
+            .map(|(_, a)| a.n.to_string())
+            .collect();
+        counts.push(pairwise.all.n.to_string());
+        out += &row("  rows", &counts);
+        if let Some([lo, hi]) = pairwise.all.ci95 {
+            out += &format!(
+                "  all files: 95 % interval {} to {}\n",
+                number(lo, false),
+                number(hi, false)
+            );
+        }
+    }
     if let Some(stsb) = &report.stsb_test {
         out += &format!(
             "\nSTS-B test ({} pairs): Spearman {}, Pearson {}",

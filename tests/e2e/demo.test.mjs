@@ -211,6 +211,16 @@ describe('sr-bench web demo', () => {
 
     const cli = cliReport();
     await assertQuickTableEquals(page, cli);
+    // Pairwise accuracy: the page's row and sentence equal the CLI's report (its `pairwise`).
+    assert.ok(cli.pairwise, 'the CLI report has pairwise accuracy');
+    for (const f of [...FILES, 'all']) {
+      const want = f === 'all' ? cli.pairwise.all.accuracy : cli.pairwise.files[f].accuracy;
+      const got = await page.getAttribute(`#results-body tr[data-row="pairwise"] td[data-key="${f}"]`, 'data-value');
+      if (want === null) assert.equal(got, '', `pairwise ${f}`);
+      else assert.ok(Math.abs(Number(got) - want) <= 0.01, `pairwise ${f}: page ${got} vs CLI ${want}`);
+    }
+    assert.ok(Math.abs(Number(await page.getAttribute('#pairwise-value', 'value')) - cli.pairwise.all.accuracy) <= 0.01);
+    assert.match(await text('#pairwise-extra'), /a coin: 50\.00/);
     // The paper's Table 4 value and the delta in each cell (MiniLM is in the paper).
     assert.ok(cli.paper, 'the CLI report of MiniLM carries its Table 4 row');
     const paperStsb = cli.paper.structure.stsb;

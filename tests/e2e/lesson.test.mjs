@@ -109,6 +109,10 @@ describe('Lesson mode', () => {
       assert.ok(Math.abs(got - want) <= 0.01, `step 5 ${label}: page ${got} vs CLI ${want}`);
     }
     assert.match(await page.textContent('#lesson-verdict'), /syntax-blind/);
+    // The pairwise accuracy in a class's words, the CLI's figure per 100.
+    const per100 = Math.round(cli.pairwise.all.accuracy);
+    assert.match(await page.textContent('#lesson-verdict'),
+      new RegExp(`picked the one that keeps the meaning in ${per100} of 100 cases .*a coin picks 50`));
     assert.match(await page.textContent('#lesson-verdict'), /on the quick split/);
     assert.equal(await page.isHidden('#probes'), true, 'no probe ran with the Lesson’s benchmark');
     assert.equal(await page.isChecked('input[name="split"][value="full"]'), true, 'the panel’s split is untouched');

@@ -235,13 +235,16 @@ describe('a model file from this computer, and comparing runs', () => {
     assert.equal(header[12], 'relation_stsb');
     assert.equal(header[18], 'relation_avg');
     assert.equal(header[19], 'stsb_test_spearman');
-    assert.deepEqual(header.slice(20), ['rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s',
+    assert.deepEqual(header.slice(20, 27), ['pairwise_stsb', 'pairwise_sickr', 'pairwise_askubuntu', 'pairwise_cqa',
+      'pairwise_twitter', 'pairwise_biosses', 'pairwise_all']);
+    assert.deepEqual(header.slice(27), ['rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s',
       'gflop_per_s', 'gflop_per_s_per_core', 'data', 'czech_news_sts_pearson', 'own_pairs_spearman', 'prefix']);
     const first = lines[1].split(',');
     const ranked = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => Number(tr.dataset.run)));
     const firstReport = exports[ranked[0] - 1];
     assert.equal(Number(first[header.indexOf('relation_cqa')]), firstReport.results.relation.cqa.spearman);
     assert.equal(first[header.indexOf('stsb_test_spearman')], firstReport.stsb_test ? String(firstReport.stsb_test.spearman) : '');
+    assert.equal(first[header.indexOf('pairwise_all')], firstReport.pairwise ? String(firstReport.pairwise.all.accuracy) : '');
     // The CLI reads the same JSON exports: its CSV is the page's first columns, line for line.
     const files = ranked.map((run) => {
       const file = path.join(ARTIFACTS, `own-model-run-${run}.json`);
@@ -250,7 +253,7 @@ describe('a model file from this computer, and comparing runs', () => {
     });
     const cliLines = execFileSync(CLI, ['compare', '--csv', ...files], { encoding: 'utf8' }).trim().split('\n');
     const shared = cliLines[0].split(',').length;
-    assert.equal(shared, 20, 'sr-bench compare --csv has the 20 columns the page starts with');
+    assert.equal(shared, 27, 'sr-bench compare --csv has the 27 columns the page starts with');
     assert.deepEqual(lines.map((l) => l.split(',').slice(0, shared).join(',')), cliLines);
     t.diagnostic(`the page's compare CSV equals \`sr-bench compare --csv\` on its ${shared} columns`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'compare.png'), fullPage: true });

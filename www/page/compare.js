@@ -31,6 +31,7 @@ export const COMPARE_COLUMNS = [
   ['structure_avg', 'structure avg', 'num'],
   ['relation_avg', 'relation avg', 'num'],
   ['stsb_test_spearman', 'STS-B test', 'num'],
+  ['pairwise_all', 'right rewrite picked %', 'num'],
   ['data', 'data', 'text'],
   ['czech_news_sts_pearson', 'Czech News STS Pearson', 'num'],
   ['own_pairs_spearman', 'own pairs Spearman', 'num'],
@@ -56,6 +57,10 @@ export function runRow(id, result) {
   /** Spearman per SR file and the average, per dimension (the CSV's Table 4 columns). */
   const cells = Object.fromEntries(DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => [`${dim}_${f}`,
     finite(f === 'avg' ? (every ? report.results?.[dim]?.avg_spearman : null) : report.results?.[dim]?.[f]?.spearman)])));
+  // Pairwise accuracy per SR file and over all (the CSV's pairwise columns; a coin scores 50).
+  for (const f of [...SR_FILES, 'all']) {
+    cells[`pairwise_${f}`] = finite(f === 'all' ? report.pairwise?.all?.accuracy : report.pairwise?.files?.[f]?.accuracy);
+  }
   return {
     id,
     model: report.model,
@@ -71,6 +76,7 @@ export function runRow(id, result) {
     structure_avg: cells.structure_avg,
     relation_avg: cells.relation_avg,
     stsb_test_spearman: finite(report.stsb_test?.spearman),
+    pairwise_all: cells.pairwise_all,
     data: dataOf(report),
     czech_news_sts_pearson: finite(report.czech_news_sts?.model?.pearson),
     // An STS-layout file's one Spearman; an SR-layout file's relation (the table's ranking).
@@ -107,7 +113,7 @@ export function sortedRuns(state) {
 function cellText(key, v) {
   if (v === null || v === undefined) return '—';
   if (key === 'sentences_per_s' || key === 'gflop_per_s_per_core') return v.toFixed(1);
-  if (key === 'structure_avg' || key === 'relation_avg' || key === 'stsb_test_spearman') return fmt2(v);
+  if (['structure_avg', 'relation_avg', 'stsb_test_spearman', 'pairwise_all'].includes(key)) return fmt2(v);
   if (key === 'finished') return new Date(v).toLocaleTimeString();
   if (key === 'encoder') return v === 'static' ? 'syntax-blind baseline' : 'model';
   if (key === 'prefix') return v ? JSON.stringify(v) : 'none';
@@ -162,10 +168,12 @@ const csvField = (v) => {
 };
 
 /** The CSV's columns: those of `sr-bench compare --csv` (label, model, dtype, split, encoder,
- * Spearman per SR file and avg for structure then relation, STS-B test), then the page's own. */
+ * Spearman per SR file and avg for structure then relation, STS-B test, pairwise accuracy per
+ * SR file and over all), then the page's own. */
 export const CSV_COLUMNS = [
   'label', 'model', 'dtype', 'split', 'encoder',
   ...DIMENSIONS.flatMap((dim) => [...SR_FILES, 'avg'].map((f) => `${dim}_${f}`)), 'stsb_test_spearman',
+  ...[...SR_FILES, 'all'].map((f) => `pairwise_${f}`),
   'rank', 'backend', 'source', 'sha256', 'finished', 'sentences_per_s', 'gflop_per_s',
   'gflop_per_s_per_core', 'data', 'czech_news_sts_pearson', 'own_pairs_spearman', 'prefix',
 ];

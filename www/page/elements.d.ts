@@ -5,6 +5,7 @@
 // not exist on type 'HTMLElement'").
 interface PageElements {
   'stsb-test-value': HTMLDataElement;
+  'pairwise-value': HTMLDataElement;
   'lesson-open': HTMLButtonElement;
   'projector': HTMLButtonElement;
   'lesson-close': HTMLButtonElement;

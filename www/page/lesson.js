@@ -114,7 +114,7 @@ const STEPS = [
         verdict: `Spearman ×100 on the ${r.split} split: ordinary similarity ${fmt2(sts)}, syntax ${fmt2(structure)}, relations ${fmt2(relation)}. ` +
           (sts - Math.max(structure, relation) >= 30 ? 'High on STS-B, low on SR: the model is syntax-blind.'
             : 'The gap between STS-B and SR is smaller than the paper’s models show.') +
-          trainedNote(state, view, r),
+          pairwiseSentence(r.pairwise) + trainedNote(state, view, r),
         level: 'diff',
       };
     },
@@ -137,6 +137,17 @@ function trainedNote(state, view, report) {
   view.root.dataset.baseRun = String(row.id);
   return ` This file was ${recipe}. ${base} itself (${row.dtype}, run ${row.id} in the compare table): ` +
     `ordinary similarity ${fmt2(row.stsb_test_spearman)}, syntax ${fmt2(row.structure_avg)}, relations ${fmt2(row.relation_avg)}.`;
+}
+
+/** The pairwise accuracy in a class's words: of the SR rows whose two rewrites have clearly
+ * different gold scores, how often the model found the one that keeps the meaning, per 100
+ * (ties count half), beside a coin's 50. '' when the report has none. */
+export function pairwiseSentence(pairwise) {
+  const all = pairwise && pairwise.all;
+  if (!all || all.accuracy === null || all.n === 0) return '';
+  const per100 = Math.round(all.accuracy);
+  return ` Shown an original and two rewrites, the model picked the one that keeps the meaning in ${per100} of 100 cases ` +
+    `(${all.n} sentences); a coin picks 50.`;
 }
 
 /** The step a model that reads Czech gets, before the benchmark. */

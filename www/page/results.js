@@ -121,6 +121,38 @@ function renderOwn(own) {
     `MSE and RMSE compare the cosine with your score divided by ${own.scale_max}, the smallest of 1, 5, 6, 10 and 100 that holds every score.`;
 }
 
+/** The pairwise accuracy: a row of the table (per file, "all" in the average's column) and a
+ * sentence a class reads — how often the rewrite closer to the original is the one with the
+ * higher gold score, per 100, beside a coin's 50 and the syntax-blind baseline's last run in
+ * this tab on the same split. */
+/** @param {PageState} state */
+function renderPairwise(state, report, body) {
+  const pairwise = report.pairwise;
+  const note = $('pairwise-note');
+  note.hidden = !pairwise;
+  if (!pairwise) return;
+  const accuracyText = (a) => (a && Number.isFinite(a.accuracy) ? fmt2(a.accuracy) : '—');
+  const row = el('tr', { data: { row: 'pairwise' } },
+    el('th', { scope: 'row', title: 'Pairwise accuracy (%): the model picks the rewrite closer to the original; right when it has the higher gold score' },
+      'right rewrite %'));
+  for (const f of [...SR_FILES, 'all']) {
+    const a = f === 'all' ? pairwise.all : pairwise.files[f];
+    row.append(el('td', { class: 'num', data: { key: f, value: a && Number.isFinite(a.accuracy) ? String(a.accuracy) : '' },
+      title: a ? `${a.n} rows` : '' }, accuracyText(a)));
+  }
+  body.append(row);
+  const all = pairwise.all;
+  const value = $('pairwise-value');
+  value.value = Number.isFinite(all.accuracy) ? String(all.accuracy) : '';
+  value.textContent = Number.isFinite(all.accuracy) ? `${fmt2(all.accuracy)} %` : '—';
+  const baseline = [...state.runs].reverse().find((r) => r.encoder === 'static' && r.split === report.split && r.pairwise_all !== null);
+  const interval = all.ci95 ? `95 % interval ${fmt2(all.ci95[0])}–${fmt2(all.ci95[1])}` : '';
+  $('pairwise-extra').textContent = `of ${all.n} SR rows whose two rewrites' gold scores differ by ≥ ${pairwise.min_gap} ` +
+    `(${interval}); a coin: ${fmt2(pairwise.chance)}` +
+    (report.encoder === 'static' ? '' : baseline ? `; the syntax-blind baseline: ${fmt2(baseline.pairwise_all)}`
+      : '; run the syntax-blind baseline to see its figure');
+}
+
 /** @param {PageState} state */
 export function renderResults(state) {
   const { report, timings, load } = state.result;
@@ -144,6 +176,8 @@ export function renderResults(state) {
     for (const f of [...SR_FILES, 'avg']) row.append(resultCell(report, dim, f));
     body.append(row);
   }
+
+  renderPairwise(state, report, body);
 
   const st = report.stsb_test || {};
   const stEl = $('stsb-test-value');

@@ -8,6 +8,7 @@ use super::{EvalRun, CZECH_LABEL, OWN_LABEL, SIMILARITY_LABEL, STSB_TEST_LABEL};
 use crate::eval::czech::czech_report;
 use crate::eval::data::{SR_SCORE_MAX, STSB_SCORE_MAX};
 use crate::eval::metrics::average_ranks;
+use crate::eval::report::pairwise::{PairwiseReport, DEFAULT_MIN_GAP};
 use crate::eval::report::{
     Cell, Dimension, DimensionResults, Encoder, OwnPairsReport, PairResult, Report, SrResults,
 };
@@ -116,7 +117,15 @@ impl EvalRun {
                     rank_gap,
                 }
             })
-            .collect();
+            .collect::<Vec<PairResult>>();
+        let pairwise = match plan.sr_names.is_empty() {
+            true => None,
+            false => Some(PairwiseReport::from_pairs(
+                &pairs,
+                &plan.sr_names,
+                DEFAULT_MIN_GAP,
+            )?),
+        };
         Ok(Report {
             model: String::new(),
             dtype: String::new(),
@@ -128,6 +137,7 @@ impl EvalRun {
             paper: None,
             czech_news_sts,
             own_pairs,
+            pairwise,
             pairs: Some(pairs),
         })
     }
