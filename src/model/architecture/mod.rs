@@ -1,10 +1,12 @@
 //! What an architecture is, in one place: [`Architecture`] (parsed once from
 //! `general.architecture`) and one [`Spec`] per variant. Every other place that differs by
 //! architecture reads the spec or matches the enum exhaustively, so a new architecture that
-//! forgets a place does not compile, and no model quietly runs BERT's arithmetic. This is the
-//! only file under `src/` that spells an architecture's name.
+//! forgets a place does not compile, and no model quietly runs BERT's arithmetic. The specs
+//! are in `specs.rs`, the parts they are made of in `parts.rs`; this folder is the only place
+//! under `src/` that spells an architecture's name.
 
 mod parts;
+mod specs;
 
 use serde::Serialize;
 
@@ -15,6 +17,7 @@ pub use parts::{
 
 use super::Pooling;
 use crate::error::{coded, ErrorCode};
+use specs::{BERT, GEMMA_EMBEDDING, MODERN_BERT, MPNET, NOMIC_BERT, QWEN2, QWEN3, T5_ENCODER};
 
 /// The architectures the engine runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,232 +68,6 @@ pub struct Spec {
     pub card_prefix: Option<&'static str>,
     /// What `sr-bench convert --from` reads as this architecture.
     pub hf_model_types: &'static [HfModelType],
-}
-
-const BERT: Spec = Spec {
-    name: "bert",
-    label: "BERT",
-    examples: "MiniLM, bge, e5, gte, arctic-embed",
-    family: Family::Encoder,
-    llama_cpp: true,
-    vocabularies: &[Vocabulary::WordPiece, Vocabulary::Unigram],
-    attention: Attention::Bidirectional,
-    grouped_heads: false,
-    positions: Positions::Table,
-    norms: Norms::PostLayerNorm,
-    feed_forward: FeedForward::Gelu,
-    default_pooling: Pooling::Mean,
-    token_types: true,
-    scaled_embeddings: false,
-    dense_head: false,
-    blocks: Blocks::Bert,
-    gpu: Gpu::F16Activations,
-    trainable: true,
-    card_prefix: None,
-    hf_model_types: &[
-        hf("bert", "bert.", HfPositions::Absolute),
-        // XLM-R's compute is BERT's; only its position ids start after the padding index.
-        hf("xlm-roberta", "roberta.", HfPositions::AbsoluteAfterPadding),
-        hf("roberta", "roberta.", HfPositions::AbsoluteAfterPadding),
-        hf("camembert", "roberta.", HfPositions::AbsoluteAfterPadding),
-    ],
-};
-
-const MPNET: Spec = Spec {
-    name: "mpnet",
-    label: "MPNet",
-    examples: "all-mpnet-base-v2",
-    family: Family::Encoder,
-    llama_cpp: false,
-    vocabularies: &[],
-    attention: Attention::Bidirectional,
-    grouped_heads: false,
-    positions: Positions::Table,
-    norms: Norms::PostLayerNorm,
-    feed_forward: FeedForward::Gelu,
-    default_pooling: Pooling::Mean,
-    token_types: false,
-    scaled_embeddings: false,
-    dense_head: false,
-    blocks: Blocks::MpNet,
-    gpu: Gpu::F16Activations,
-    trainable: true,
-    card_prefix: None,
-    hf_model_types: &[hf("mpnet", "mpnet.", HfPositions::AfterPaddingKept)],
-};
-
-const NOMIC_BERT: Spec = Spec {
-    name: "nomic-bert",
-    label: "nomic-bert",
-    examples: "nomic-embed-text v1/v1.5",
-    family: Family::Encoder,
-    llama_cpp: true,
-    vocabularies: &[Vocabulary::WordPiece],
-    attention: Attention::Bidirectional,
-    grouped_heads: false,
-    positions: Positions::Rotary,
-    norms: Norms::PostLayerNorm,
-    feed_forward: FeedForward::SwiGlu,
-    default_pooling: Pooling::Mean,
-    token_types: true,
-    scaled_embeddings: false,
-    dense_head: false,
-    blocks: Blocks::FusedGated,
-    gpu: Gpu::F16Activations,
-    trainable: false,
-    card_prefix: None,
-    hf_model_types: &[],
-};
-
-const MODERN_BERT: Spec = Spec {
-    name: "modern-bert",
-    label: "ModernBERT",
-    examples: "modernbert-embed-base, gte-modernbert-base, granite-embedding-*-r2",
-    family: Family::Encoder,
-    llama_cpp: true,
-    vocabularies: &[Vocabulary::ByteLevelBpe],
-    attention: Attention::Bidirectional,
-    grouped_heads: false,
-    positions: Positions::LocalGlobal {
-        default_period: 3,
-        global_last: false,
-        default_local_base: None,
-    },
-    norms: Norms::PreLayerNorm,
-    feed_forward: FeedForward::GeGluOrSwiGlu,
-    default_pooling: Pooling::Mean,
-    token_types: false,
-    scaled_embeddings: false,
-    dense_head: false,
-    blocks: Blocks::FusedPreNorm,
-    gpu: Gpu::F32Activations,
-    trainable: false,
-    card_prefix: None,
-    hf_model_types: &[],
-};
-
-const QWEN2: Spec = Spec {
-    name: "qwen2",
-    label: "Qwen2",
-    examples: "gte-Qwen2-1.5B-instruct, gte-Qwen2-7B-instruct",
-    family: Family::Decoder,
-    llama_cpp: true,
-    vocabularies: &[Vocabulary::ByteLevelBpe],
-    attention: Attention::Causal,
-    grouped_heads: true,
-    positions: Positions::Rotary,
-    norms: Norms::PreRmsNorm,
-    feed_forward: FeedForward::SwiGlu,
-    default_pooling: Pooling::Last,
-    token_types: false,
-    scaled_embeddings: false,
-    dense_head: false,
-    blocks: Blocks::Decoder(DecoderParts {
-        qk_norms: false,
-        qkv_biases: true,
-        post_norms: false,
-    }),
-    gpu: Gpu::F32Activations,
-    trainable: false,
-    card_prefix: None,
-    hf_model_types: &[],
-};
-
-const QWEN3: Spec = Spec {
-    name: "qwen3",
-    label: "Qwen3",
-    examples: "Qwen3-Embedding-0.6B/4B/8B",
-    family: Family::Decoder,
-    llama_cpp: true,
-    vocabularies: &[Vocabulary::ByteLevelBpe],
-    attention: Attention::Causal,
-    grouped_heads: true,
-    positions: Positions::Rotary,
-    norms: Norms::PreRmsNorm,
-    feed_forward: FeedForward::SwiGlu,
-    default_pooling: Pooling::Last,
-    token_types: false,
-    scaled_embeddings: false,
-    dense_head: false,
-    blocks: Blocks::Decoder(DecoderParts {
-        qk_norms: true,
-        qkv_biases: false,
-        post_norms: false,
-    }),
-    gpu: Gpu::F32Activations,
-    trainable: false,
-    card_prefix: None,
-    hf_model_types: &[],
-};
-
-const GEMMA_EMBEDDING: Spec = Spec {
-    name: "gemma-embedding",
-    label: "EmbeddingGemma",
-    examples: "EmbeddingGemma-300m",
-    family: Family::Decoder,
-    llama_cpp: true,
-    vocabularies: &[Vocabulary::SentencePieceBpe],
-    // Built of decoder blocks, but reads both ways, as llama.cpp runs it.
-    attention: Attention::Bidirectional,
-    grouped_heads: true,
-    positions: Positions::LocalGlobal {
-        default_period: 6,
-        global_last: true,
-        default_local_base: Some(10_000.0),
-    },
-    norms: Norms::SandwichRmsNorm,
-    feed_forward: FeedForward::GeGluTanh,
-    default_pooling: Pooling::Mean,
-    token_types: false,
-    scaled_embeddings: true,
-    dense_head: true,
-    blocks: Blocks::Decoder(DecoderParts {
-        qk_norms: true,
-        qkv_biases: false,
-        post_norms: true,
-    }),
-    gpu: Gpu::F32Activations,
-    trainable: false,
-    // Measured on its real weights: STS-B test 84.87 → 88.17 (docs/benchmarks.md).
-    card_prefix: Some("task: sentence similarity | query: "),
-    hf_model_types: &[],
-};
-
-const T5_ENCODER: Spec = Spec {
-    name: "t5encoder",
-    label: "T5 encoder",
-    examples: "Sentence-T5, GTR (llama.cpp keeps no Dense head)",
-    family: Family::Encoder,
-    llama_cpp: true,
-    vocabularies: &[Vocabulary::Unigram],
-    attention: Attention::Bidirectional,
-    grouped_heads: false,
-    positions: Positions::RelativeBuckets,
-    norms: Norms::PreRmsNorm,
-    feed_forward: FeedForward::ReluOrGeGluTanh,
-    default_pooling: Pooling::Mean,
-    token_types: false,
-    scaled_embeddings: false,
-    // sentence-transformers' Sentence-T5 and GTR end in one Dense (hidden → hidden), which
-    // llama.cpp's converter does not write: their files' vectors are the mean's.
-    dense_head: false,
-    blocks: Blocks::T5,
-    gpu: Gpu::F32Activations,
-    trainable: false,
-    card_prefix: None,
-    hf_model_types: &[],
-};
-
-const fn hf(
-    model_type: &'static str,
-    stored_prefix: &'static str,
-    positions: HfPositions,
-) -> HfModelType {
-    HfModelType {
-        model_type,
-        stored_prefix,
-        positions,
-    }
 }
 
 impl Spec {
