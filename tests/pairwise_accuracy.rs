@@ -129,6 +129,14 @@ fn quick_split_pairwise_accuracy_equals_a_recount_from_the_pairs() {
     let model_all = report["pairwise"]["all"]["accuracy"].as_f64().unwrap();
     let baseline = checked(&model, "quick", &["--baseline", "static"], 2.0);
     let baseline_all = baseline["pairwise"]["all"]["accuracy"].as_f64().unwrap();
+    // The model's report carries the baseline's on the same rows (the static run's figures).
+    let beside = &report["pairwise"]["baseline"];
+    assert_eq!(beside["all"]["accuracy"].as_f64(), Some(baseline_all));
+    assert_eq!(beside["all"]["n"], report["pairwise"]["all"]["n"]);
+    assert!(
+        baseline["pairwise"].get("baseline").is_none(),
+        "a baseline run has none beside it"
+    );
     // A looser gap keeps more rows (one file, to keep the gate short).
     let only_sickr = ["--min-gap", "1", "--files", "sickr", "--no-stsb-test"];
     let loose = checked(&model, "quick", &only_sickr, 1.0);

@@ -20,7 +20,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Parser;
 
-use crate::eval::{Cells, EvalPlan, SentenceEncoder};
+use crate::eval::{Cells, Encoder, EvalPlan, SentenceEncoder};
 use crate::scoring::Scored;
 pub(crate) use args::LoadArgs;
 use args::{Cli, Command};
@@ -144,9 +144,18 @@ fn run(cli: Cli) -> Result<()> {
                     crate::eval::parse_stsb,
                 )?),
             };
-            let plan = EvalPlan::new(some_sr_files(&data, &files)?, stsb, split)?;
+            let sr_files = some_sr_files(&data, &files)?;
+            let plan = EvalPlan::new(sr_files.clone(), stsb, split)?;
             let mut report = evaluate(&embedder, plan, baseline)?;
             report.set_min_gap(min_gap)?;
+            if baseline == Encoder::Model {
+                // The syntax-blind baseline's pairwise accuracy beside the model's (its static
+                // vectors: seconds for the full split).
+                let plan = EvalPlan::new(sr_files, None, split)?;
+                let mut static_run = evaluate(&embedder, plan, Encoder::Static)?;
+                static_run.set_min_gap(min_gap)?;
+                report.set_pairwise_baseline(static_run.pairwise)?;
+            }
             write_pairs_csv(&report, pairs_csv.as_deref())?;
             write_report(&report, json.as_deref())?;
         }

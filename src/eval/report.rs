@@ -11,7 +11,8 @@
 //!  "czech_news_sts": {...},   // only when the Czech set was evaluated
 //!  "own_pairs": {"name", "layout": "sts"|"sr", "scale_max", "similarity"|"structure"+"relation": CELL},
 //!                             // only for a user's own pairs file
-//!  "pairwise": {"min_gap", "chance", "files": {"stsb": ACC, ...}, "all": ACC},
+//!  "pairwise": {"min_gap", "chance", "files": {"stsb": ACC, ...}, "all": ACC,
+//!               "baseline": {... the same, for the syntax-blind baseline ...}},
 //!                             // when SR files were scored: how often the model picks the
 //!                             // rewrite with the higher gold score (report/pairwise.rs)
 //!  "prefix": "...",           // the text the model read before every input ("" for none)
@@ -186,6 +187,26 @@ impl Report {
                 .collect();
             self.pairwise = Some(PairwiseReport::from_pairs(pairs, &files, min_gap)?);
         }
+        Ok(())
+    }
+
+    /// Puts the syntax-blind baseline's pairwise accuracy (a static run of the same rows and
+    /// gap) beside the model's.
+    pub fn set_pairwise_baseline(&mut self, baseline: Option<PairwiseReport>) -> Result<()> {
+        let (Some(pairwise), Some(baseline)) = (self.pairwise.as_mut(), baseline) else {
+            return Ok(());
+        };
+        if baseline.min_gap != pairwise.min_gap || baseline.all.n != pairwise.all.n {
+            bail!(
+                "the baseline's pairwise accuracy is of other rows ({} at gap {}, the model's {} \
+                 at gap {})",
+                baseline.all.n,
+                baseline.min_gap,
+                pairwise.all.n,
+                pairwise.min_gap
+            );
+        }
+        pairwise.baseline = Some(Box::new(baseline));
         Ok(())
     }
 }

@@ -118,9 +118,15 @@ pub fn format_table(report: &Report) -> String {
         let accuracy = |a: &crate::eval::pairwise::Accuracy| {
             a.accuracy.map_or("-".into(), |v| number(v, false))
         };
-        let mut cells: Vec<String> = pairwise.files.iter().map(|(_, a)| accuracy(a)).collect();
-        cells.push(accuracy(&pairwise.all));
-        out += &row("pairwise", &cells);
+        let cells = |p: &crate::eval::pairwise::PairwiseReport| -> Vec<String> {
+            let mut cells: Vec<String> = p.files.iter().map(|(_, a)| accuracy(a)).collect();
+            cells.push(accuracy(&p.all));
+            cells
+        };
+        out += &row("pairwise", &cells(pairwise));
+        if let Some(baseline) = &pairwise.baseline {
+            out += &row("  baseline", &cells(baseline));
+        }
         let mut counts: Vec<String> = pairwise
             .files
             .iter()

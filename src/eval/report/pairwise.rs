@@ -8,7 +8,9 @@
 //! JSON (the report's `pairwise`, a contract: extend, never rename):
 //! ```text
 //! {"min_gap": 2, "chance": 50,
-//!  "files": {"stsb": ACC, ..., "biosses": ACC}, "all": ACC}
+//!  "files": {"stsb": ACC, ..., "biosses": ACC}, "all": ACC,
+//!  "baseline": {"min_gap", "chance", "files", "all"}}   // `eval` of the model: the syntax-blind
+//!                                                        // baseline on the same rows
 //! ACC = {"n": rows, "correct": x, "accuracy": x, "ci95": [lo, hi]}
 //! ```
 //! `correct` counts ties as ½; `accuracy` and `ci95` (Wilson's score interval of a binomial
@@ -84,6 +86,8 @@ pub struct PairwiseReport {
     pub min_gap: f64,
     pub files: Vec<(String, Accuracy)>,
     pub all: Accuracy,
+    /// The syntax-blind baseline's on the same rows, where the run scored it too.
+    pub baseline: Option<Box<PairwiseReport>>,
 }
 
 impl Serialize for PairwiseReport {
@@ -98,11 +102,14 @@ impl Serialize for PairwiseReport {
                 map.end()
             }
         }
-        let mut map = serializer.serialize_map(Some(4))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("min_gap", &self.min_gap)?;
         map.serialize_entry("chance", &CHANCE)?;
         map.serialize_entry("files", &Files(&self.files))?;
         map.serialize_entry("all", &self.all)?;
+        if let Some(baseline) = &self.baseline {
+            map.serialize_entry("baseline", baseline)?;
+        }
         map.end()
     }
 }
@@ -171,6 +178,7 @@ impl PairwiseReport {
             min_gap,
             files,
             all: Accuracy::from_outcomes(&every),
+            baseline: None,
         })
     }
 }
