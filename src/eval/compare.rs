@@ -39,10 +39,14 @@ pub struct CompareRow {
     pub pairwise: Vec<Option<f64>>,
 }
 
+/// Follows `path` (dot-separated) from `report`, if it is there.
+fn optional_field<'a>(report: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(report, |v, key| v.get(key))
+}
+
 /// Follows `path` (dot-separated) from `report`; an error naming the missing field.
 fn field<'a>(report: &'a Value, path: &str) -> Result<&'a Value> {
-    path.split('.')
-        .try_fold(report, |v, key| v.get(key))
+    optional_field(report, path)
         .ok_or_else(|| anyhow!("not an sr-bench eval report: missing field '{path}'"))
 }
 
@@ -109,12 +113,10 @@ pub fn compare_row(report: &Value) -> Result<CompareRow> {
         .iter()
         .map(|file| format!("pairwise.files.{file}.accuracy"))
         .chain(["pairwise.all.accuracy".to_string()])
-        .map(
-            |path| match path.split('.').try_fold(report, |v, key| v.get(key)) {
-                None => Ok(None),
-                Some(value) => number(value, &path),
-            },
-        )
+        .map(|path| match optional_field(report, &path) {
+            None => Ok(None),
+            Some(value) => number(value, &path),
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(CompareRow {
         label: match prefix.is_empty() {

@@ -177,7 +177,8 @@ impl Report {
             .pairs
             .as_ref()
             .context("the pairwise accuracy needs the report's per-pair results")?;
-        if self.pairwise.is_some() {
+        // The run computed it at the default gap already.
+        if self.pairwise.as_ref().is_some_and(|p| p.min_gap != min_gap) {
             let files: Vec<String> = self
                 .results
                 .structure

@@ -16,9 +16,23 @@ use crate::model::EncoderConfig;
 /// `bias` broadcasts to the scores (`[batch, 1, 1, seq]`: 0 for tokens, −10⁹ for padding).
 /// Returns `[batch, seq, heads·head_dim]`.
 pub fn attention(q: &Tensor, k: &Tensor, v: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    let d = q.dim(3)?;
+    attention_scaled(q, k, v, bias, (d as f64).sqrt())
+}
+
+/// [`attention`] with the scores divided by `divisor` instead of √d (T5's 1: its query
+/// weights carry the 1/√d).
+pub fn attention_scaled(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    bias: &Tensor,
+    divisor: f64,
+) -> Result<Tensor> {
     let (b, heads, t, d) = q.dims4()?;
-    let scores = (q.matmul(&k.t()?)? / (d as f64).sqrt())?.broadcast_add(bias)?;
+    let scores = (q.matmul(&k.t()?)? / divisor)?.broadcast_add(bias)?;
     let probs = softmax_last_dim(&scores)?;
+    drop(scores);
     Ok(probs
         .matmul(v)?
         .transpose(1, 2)?

@@ -13,8 +13,8 @@ use anyhow::{bail, Result};
 use candle_core::quantized::QMatMul;
 use candle_core::Tensor;
 
-use super::activation::{softmax_last_dim, GateActivation};
-use super::blocks::{padding_bias, run_layers_then, split_heads, GatedFfn};
+use super::activation::GateActivation;
+use super::blocks::{attention_scaled, padding_bias, run_layers_then, split_heads, GatedFfn};
 use super::mpnet::{position_bias, relative_buckets};
 use super::weights::{Linear, RmsNorm, Weights};
 use super::LayerVisitor;
@@ -127,15 +127,11 @@ impl T5Encoder {
     }
 
     fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> Result<Tensor> {
-        let (b, t, _) = x.dims3()?;
         let h = l.attention_norm.forward(x)?;
         let heads = |proj: &Linear| split_heads(&proj.forward(&h)?, self.heads);
         let (q, k, v) = (heads(&l.query)?, heads(&l.key)?, heads(&l.value)?);
         // Unscaled scores: T5's query weights carry the 1/√d.
-        let scores = q.matmul(&k.t()?)?.broadcast_add(bias)?;
-        let probs = softmax_last_dim(&scores)?;
-        drop(scores);
-        let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, ()))?;
+        let context = attention_scaled(&q, &k, &v, bias, 1.0)?;
         let x = (l.out.forward(&context)? + x)?;
         Ok((l.ffn.forward(&l.ffn_norm.forward(&x)?)? + x)?)
     }

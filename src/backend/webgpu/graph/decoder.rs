@@ -44,7 +44,8 @@ impl Graph {
         let h = act_buffer("h", hidden);
         let qkv = act_buffer("qkv", qkv_width);
         let context = act_buffer("context", q_width);
-        let gate_up = act_buffer("gate and up", 2 * inter);
+        // Both halves of a gated feed-forward (none without a gate: T5 1.0's ReLU).
+        let gate_up = kind.gate.map(|_| act_buffer("gate and up", 2 * inter));
         let up_rows = match kind.gate {
             Some(_) => 2 * inter,
             None => inter,
@@ -137,11 +138,11 @@ impl Graph {
                     &l.up_gate.w,
                     &l.up_gate.b,
                     &h,
-                    if kind.gate.is_some() { &gate_up } else { &ffn },
+                    gate_up.as_ref().unwrap_or(&ffn),
                 ],
             ));
-            if let Some(act) = kind.gate {
-                ops.push((Op::Glu(Glu { inter, act }), vec![&gate_up, &ffn]));
+            if let (Some(act), Some(gate_up)) = (kind.gate, &gate_up) {
+                ops.push((Op::Glu(Glu { inter, act }), vec![gate_up, &ffn]));
             }
             let post = l.post_ffn_norm.as_ref();
             add_block(&mut ops, io_of(&ffn, inter, &x2, x), &l.down, post, eps);
