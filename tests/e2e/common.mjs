@@ -150,11 +150,21 @@ export async function waitFirstLoadDecided(page, timeout = 30_000) {
     document.getElementById('model-status').dataset.waiting === 'save-data', null, { timeout });
 }
 
+/** Opens the model panel ("Change model…") where it is folded, as a visitor does before
+ * choosing another model, backend, file, URL or prefix. */
+export async function openModelPanel(page) {
+  if ((await page.getAttribute('#engine', 'data-folded')) === 'true') await page.click('#engine-toggle');
+  await page.waitForSelector('#engine-body', { state: 'visible' });
+}
+
 /** Waits for the default model (q8_0 MiniLM): it loads on arrival, or with the "Load model"
  * button where the page waits for it (askToSaveData). */
 export async function loadDefaultModel(page, dtype = 'q8_0', timeout = 300_000) {
   await waitFirstLoadDecided(page);
-  if (await page.evaluate(() => !document.body.dataset.model)) await page.click('#model-load');
+  if (await page.evaluate(() => !document.body.dataset.model)) {
+    await openModelPanel(page);
+    await page.click('#model-load');
+  }
   await page.waitForFunction((d) => document.body.dataset.model === 'ready' &&
     document.getElementById('model-active').textContent.includes(d), dtype, { timeout });
 }

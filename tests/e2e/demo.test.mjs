@@ -12,8 +12,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ACTIVE, ARTIFACTS, DIMS, FILES, PASSIVE, RUN_TIMEOUT, assertQuickTableEquals, chooseData, cliJson, expected,
-  askToSaveData, launchChromium, siteUrl,
+  ACTIVE, ARTIFACTS, askToSaveData, assertQuickTableEquals, chooseData, cliJson, DIMS, expected, FILES,
+  launchChromium, openModelPanel, PASSIVE, RUN_TIMEOUT, siteUrl,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -141,7 +141,7 @@ describe('sr-bench web demo', () => {
     assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/i, 'no inline <script>');
     assert.doesNotMatch(html, /\son[a-z]+=/i, 'no inline event handlers');
     assert.equal(await page.locator('[style]').count(), 0, 'no style attributes in the rendered page');
-    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
     manifest = (await (await context.request.get(new URL('models/manifest.json', BASE).href)).json()).models;
     const options = await page.$$eval('#model-select option', (os) => os.map((o) => o.value));
     for (const m of manifest) assert.ok(options.includes(`${m.name}@${m.dtype}`), `${m.name}@${m.dtype} offered`);
@@ -327,7 +327,7 @@ describe('sr-bench web demo', () => {
     const p2 = await shareContext.newPage();
     const link = new URLSearchParams({ a: 'Tom likes Taylor Swift.', b: 'Taylor Swift likes Tom.', model: other.name, dtype: other.dtype, backend: 'cpu' });
     await p2.goto(`${BASE}#${link}`);
-    await p2.waitForSelector('#model-select:not([disabled])');
+    await p2.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
     assert.equal(await p2.inputValue('#text-a'), 'Tom likes Taylor Swift.');
     assert.equal(await p2.inputValue('#text-b'), 'Taylor Swift likes Tom.');
     assert.equal(await p2.inputValue('#model-select'), `${other.name}@${other.dtype}`);
@@ -437,6 +437,7 @@ describe('sr-bench web demo', () => {
     const other = manifest.find((m) => m.name === 'all-MiniLM-L6-v2' && m.dtype === 'q4_0') ||
       manifest.find((m) => m.dtype !== 'q8_0');
     await startRun('full');
+    await openModelPanel(page);
     await page.selectOption('#model-select', `${other.name}@${other.dtype}`);
     await waitRunIdle();
     await page.waitForFunction(() => /model was changed/.test(document.getElementById('run-msg').textContent), null, { timeout: 30_000 });

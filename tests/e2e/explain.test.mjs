@@ -15,7 +15,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { askToSaveData, cliPath, dataValue, launchChromium, siteUrl, typePair, waitModelReady } from './common.mjs';
+import {
+  askToSaveData, cliPath, dataValue, launchChromium, openModelPanel, siteUrl, typePair, waitModelReady,
+} from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODELS = path.join(ROOT, 'www', 'models');
@@ -111,8 +113,9 @@ describe('the playground explainers (heat maps, word order, layers)', () => {
     context.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
     page = await context.newPage();
     await page.goto(BASE);
-    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
     assert.match(await page.inputValue('#model-select'), /^all-MiniLM-L6-v2@q8_0$/, 'MiniLM q8_0 is the default');
+    await openModelPanel(page);
     await page.click('#model-load');
     await waitModelReady(page, 'q8_0');
   });
@@ -237,6 +240,7 @@ describe('the playground explainers (heat maps, word order, layers)', () => {
   });
 
   test('MPNet q8_0: the heat map equals the CLI\'s', { timeout: 300_000 }, async () => {
+    await openModelPanel(page);
     await page.selectOption('#model-select', 'all-mpnet-base-v2@q8_0');
     await page.click('#model-load').catch(() => {}); // loads by itself once a model was loaded
     await page.waitForFunction(() => document.body.dataset.model === 'ready' &&

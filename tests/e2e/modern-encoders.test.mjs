@@ -18,8 +18,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ACTIVE, DIMS, FILES, PASSIVE, ROOT, RUN_TIMEOUT, chooseData, cliJson, cliPath, dataValue, launchChromium,
-  askToSaveData, scorePair, siteUrl, watchErrors,
+  ACTIVE, askToSaveData, chooseData, cliJson, cliPath, dataValue, DIMS, FILES, launchChromium, openModelPanel,
+  PASSIVE, ROOT, RUN_TIMEOUT, scorePair, siteUrl, watchErrors,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -57,7 +57,7 @@ for (const { architecture, layers, positions } of ENCODERS) {
       watchErrors(context, errors);
       page = await context.newPage();
       await page.goto(BASE);
-      await page.waitForSelector('#model-select:not([disabled])');
+      await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
     });
 
     after(async () => {
@@ -72,6 +72,7 @@ for (const { architecture, layers, positions } of ENCODERS) {
       assert.equal(await infoValue('dim'), '128');
       assert.equal(await infoValue('num_layers'), layers);
       assert.equal(await infoValue('max_seq_length'), positions, 'the file\'s context length');
+      await openModelPanel(page);
       await page.click('#local-load');
       await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
         document.getElementById('model-active').textContent.includes('local file'), null, { timeout: 180_000 });
@@ -93,6 +94,7 @@ for (const { architecture, layers, positions } of ENCODERS) {
       assert.equal(offered, architecture === 'gemma-embedding', `the card's button for ${architecture}`);
       if (!offered) return;
       const card = 'task: sentence similarity | query: ';
+      await openModelPanel(page);
       await page.click('#prefix-card');
       await page.waitForFunction(() => /Prefix: “task: sentence similarity \| query: ” \(yours/.test(
         document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
@@ -102,6 +104,7 @@ for (const { architecture, layers, positions } of ENCODERS) {
         { encoding: 'utf8' }));
       assert.ok(Math.abs(prompted - cli) <= 1e-5, `with the card's instruction: browser ${prompted} vs CLI ${cli}`);
       t.diagnostic(`${architecture} f32 with "${card}": browser ${prompted}, CLI ${cli}`);
+      await openModelPanel(page);
       await page.click('#prefix-reset');
       await page.waitForFunction(() => /Prefix: none \(the file’s\)/.test(
         document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });

@@ -12,7 +12,10 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { ROOT, askToSaveData, cliJson, cliPath, dataValue, launchChromium, scorePair, siteUrl, watchErrors } from './common.mjs';
+import {
+  askToSaveData, cliJson, cliPath, dataValue, launchChromium, openModelPanel, ROOT, scorePair, siteUrl,
+  watchErrors,
+} from './common.mjs';
 
 const BASE = siteUrl();
 const CLI = cliPath();
@@ -41,7 +44,8 @@ describe('multilingual-e5-small in the page', () => {
     watchErrors(context, errors);
     page = await context.newPage();
     await page.goto(BASE);
-    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
+    await openModelPanel(page);
     await page.selectOption('#model-select', 'multilingual-e5-small@q4_0');
     await page.click('#model-load');
     await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
@@ -59,6 +63,7 @@ describe('multilingual-e5-small in the page', () => {
     const cliWith = cliCosine('query: ');
     assert.ok(Math.abs(withPrefix - cliWith) <= 1e-4, `with the prefix: page ${withPrefix}, CLI ${cliWith}`);
 
+    await openModelPanel(page);
     await page.fill('#model-prefix', '');
     await page.click('#prefix-apply');
     await page.waitForFunction(() => /Prefix: none/.test(document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
@@ -71,6 +76,7 @@ describe('multilingual-e5-small in the page', () => {
     // A two-line instruction (Qwen3-Embedding's layout), typed with \n for the newline: the
     // model reads a real newline, as the CLI's --prefix given one.
     const instruction = 'Instruct: Retrieve semantically similar text.\nQuery: ';
+    await openModelPanel(page);
     await page.fill('#model-prefix', instruction.replace('\n', '\\n'));
     await page.click('#prefix-apply');
     await page.waitForFunction(() => /Prefix: “Instruct: .*\\nQuery: ” \(yours/.test(document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
@@ -82,6 +88,7 @@ describe('multilingual-e5-small in the page', () => {
       'the CLI reads a newline, not a backslash and an n');
     assert.equal(await page.inputValue('#model-prefix'), instruction.replace('\n', '\\n'));
 
+    await openModelPanel(page);
     await page.click('#prefix-reset');
     await page.waitForFunction(() => /the file’s\)/.test(document.getElementById('prefix-hint').textContent), null, { timeout: 30_000 });
     assert.equal(await page.inputValue('#model-prefix'), 'query: ');

@@ -18,7 +18,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ACTIVE, ARTIFACTS, PASSIVE, ROOT, RUN_TIMEOUT, askToSaveData, chooseData, cliPath, expected, launchChromium, siteUrl,
+  ACTIVE, ARTIFACTS, askToSaveData, chooseData, cliPath, expected, launchChromium, openModelPanel, PASSIVE,
+  ROOT, RUN_TIMEOUT, siteUrl,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -97,7 +98,7 @@ describe('a model file from this computer, and comparing runs', () => {
     watch(context);
     page = await context.newPage();
     await page.goto(BASE);
-    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
   });
 
   after(async () => {
@@ -123,6 +124,7 @@ describe('a model file from this computer, and comparing runs', () => {
     assert.equal(await page.evaluate(() => document.body.dataset.model), undefined, 'nothing was loaded yet');
 
     // An impossible length is refused by Rust, with a plain message.
+    await openModelPanel(page);
     await page.fill('#local-max-seq', '5000');
     await page.waitForFunction(() => /outside 1\.\.=512/.test(document.getElementById('local-status').textContent), null, { timeout: 30_000 });
     assert.equal(await page.getAttribute('#local-status', 'data-code'), 'bad-request');
@@ -167,6 +169,7 @@ describe('a model file from this computer, and comparing runs', () => {
   });
 
   test('the shipped q8_0 and the baseline run too; the same weights give the same cosine', { timeout: 2 * RUN_TIMEOUT }, async (t) => {
+    await openModelPanel(page);
     await page.selectOption('#model-select', 'all-MiniLM-L6-v2@q8_0');
     await waitReady('all-MiniLM-L6-v2 · q8_0');
     const shipped = await scorePair(ACTIVE, PASSIVE);
@@ -262,6 +265,7 @@ describe('a model file from this computer, and comparing runs', () => {
   test('the benchmark helpers truncate as the field says (max sequence length 16)', { timeout: RUN_TIMEOUT }, async () => {
     await page.setInputFiles('#local-file', LLAMA_Q8);
     await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
+    await openModelPanel(page);
     await page.fill('#local-max-seq', '16');
     await page.waitForFunction(() => /this device allows/.test(document.getElementById('local-status').textContent) &&
       !document.getElementById('local-load').disabled, null, { timeout: 30_000 });
@@ -284,6 +288,7 @@ describe('a model file from this computer, and comparing runs', () => {
     const sha = sha256Of(LLAMA_Q8);
     assert.equal(await page.getAttribute('#kept', 'data-sha256'), sha);
     assert.match(await text('#kept-text'), /all-MiniLM-L6-v2\.llamacpp\.q8_0\.gguf/);
+    await openModelPanel(page);
     await page.click('#kept-use');
     await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
     assert.equal(await infoValue('sha256'), sha, 'the kept bytes are the file\'s');
@@ -291,7 +296,7 @@ describe('a model file from this computer, and comparing runs', () => {
     await page.waitForSelector('#kept[hidden]', { state: 'attached', timeout: 10_000 });
     assert.equal(await page.evaluate(() => caches.has('sr-bench-local-file-v1')), false);
     await page.reload();
-    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
     await page.waitForTimeout(500);
     assert.equal(await page.isHidden('#kept'), true, 'nothing is offered after "Forget"');
   });

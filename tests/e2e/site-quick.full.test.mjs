@@ -14,8 +14,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ARTIFACTS, ROOT, askToSaveData, assertQuickTableEquals, cliJson, cliPath, expected, launchChromium,
-  runBenchmarkInPage, watchErrors,
+  ARTIFACTS, askToSaveData, assertQuickTableEquals, cliJson, cliPath, expected, launchChromium, openModelPanel,
+  ROOT, runBenchmarkInPage, watchErrors,
 } from './common.mjs';
 import { publicSite } from './static-host.mjs';
 
@@ -49,6 +49,7 @@ describe('the public site: the quick split from models in parts', () => {
       const page = await context.newPage();
       await page.goto(`http://127.0.0.1:${site.app.port}/`);
       await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
+      await openModelPanel(page);
       await page.selectOption('#model-select', `${model}@${dtype}`);
       await page.click('#model-load');
       await page.waitForFunction((m) => document.body.dataset.model === 'ready' &&

@@ -16,8 +16,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ACTIVE, ARTIFACTS, PASSIVE, ROOT, askToSaveData, cliJson, cliPath, dataValue, launchChromium, scorePair,
-  waitFirstLoadDecided, watchErrors,
+  ACTIVE, ARTIFACTS, askToSaveData, cliJson, cliPath, dataValue, launchChromium, openModelPanel, PASSIVE, ROOT,
+  scorePair, waitFirstLoadDecided, watchErrors,
 } from './common.mjs';
 import { HOST_LIMIT, publicSite } from './static-host.mjs';
 
@@ -134,6 +134,7 @@ describe('the public site, from a static host and a model host', () => {
     await page.waitForFunction(() => document.getElementById('model-select').options.length > 0);
     mode.current = { stopAfter: 3 };
     mpnetServed = 0;
+    await openModelPanel(page);
     await page.selectOption('#model-select', 'all-mpnet-base-v2@q8_0');
     await page.click('#model-load');
     await page.waitForFunction(() => /Could not load all-mpnet-base-v2/.test(document.getElementById('model-status').textContent), null, { timeout: 180_000 });
@@ -143,6 +144,7 @@ describe('the public site, from a static host and a model host', () => {
     assert.ok(stored >= 3 && stored < 8, message);
     const before = models.requests.length;
     mode.current = null; // the host is back
+    await openModelPanel(page);
     await page.click('#model-load');
     await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
       document.getElementById('model-active').textContent.includes('all-mpnet-base-v2'), null, { timeout: 240_000 });
@@ -167,10 +169,12 @@ describe('the public site, from a static host and a model host', () => {
     assert.match(await page.textContent('#url-origins'), new RegExp(`http://127\\.0\\.0\\.1:${models.port}`));
     const status = () => page.textContent('#local-status');
     // Another origin: refused before any request.
+    await openModelPanel(page);
     await page.fill('#url-model', 'https://example.org/model.gguf');
     await page.click('#url-fetch');
     assert.match(await status(), /may fetch models only from .*https:\/\/example\.org is not one of them/);
     // The wrong sha256: fetched, its sha256 shown, refused.
+    await openModelPanel(page);
     await page.fill('#url-model', `http://127.0.0.1:${models.port}/${file}`);
     await page.fill('#url-sha256', '0'.repeat(64));
     await page.click('#url-fetch');
@@ -178,10 +182,12 @@ describe('the public site, from a static host and a model host', () => {
     assert.match(await status(), new RegExp(`sha256 is ${sha}, not the 0{64} you gave`));
     assert.equal(await page.isDisabled('#local-load'), true);
     // The right one: loads, and scores as the CLI.
+    await openModelPanel(page);
     await page.fill('#url-sha256', sha);
     await page.click('#url-fetch');
     await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 120_000 });
     assert.match(await page.textContent('#local-info'), new RegExp(sha.slice(0, 12)));
+    await openModelPanel(page);
     await page.click('#local-load');
     await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: 120_000 });
     const cosine = await scorePair(page, ACTIVE, PASSIVE);

@@ -16,7 +16,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  ROOT, askToSaveData, assertQuickTableEquals, expected, launchChromium, siteUrl, startRun, waitModelReady, waitRunDone, wasmBytes, workersOf,
+  askToSaveData, assertQuickTableEquals, expected, launchChromium, openModelPanel, ROOT, siteUrl, startRun,
+  waitModelReady, waitRunDone, wasmBytes, workersOf,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -222,7 +223,8 @@ describe('a long class (soak)', () => {
     await askToSaveData(context); // the soak presses Load itself (the second tab loads from the cache)
     page = await context.newPage();
     await page.goto(BASE);
-    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
+    await openModelPanel(page);
     await page.click('#model-load');
     await waitModelReady(page, label(MODELS[0]));
     rust = await inspectSiteModels();
@@ -257,6 +259,7 @@ describe('a long class (soak)', () => {
     for (let i = 1; i <= SWITCHES; i++) {
       const model = modelOf(i);
       const caption = await page.textContent('#results-caption');
+      await openModelPanel(page);
       await page.selectOption('#model-select', `${model[0]}@${model[1]}`); // loads it (the page was engaged)
       await waitModelReady(page, label(model));
       switches++;

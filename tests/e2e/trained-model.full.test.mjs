@@ -14,8 +14,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ARTIFACTS, ROOT, RUN_TIMEOUT, chooseData, cliJson, cliPath, dataValue, launchChromium, loadDefaultModel,
-  runBenchmarkInPage, siteUrl, watchErrors,
+  ARTIFACTS, chooseData, cliJson, cliPath, dataValue, launchChromium, loadDefaultModel, openModelPanel, ROOT,
+  RUN_TIMEOUT, runBenchmarkInPage, siteUrl, watchErrors,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -64,6 +64,7 @@ describe('a trained file in the page', () => {
   async function loadTrained() {
     await page.setInputFiles('#local-file', file());
     await page.waitForFunction(() => !document.getElementById('local-load').disabled, null, { timeout: 60_000 });
+    await openModelPanel(page);
     await page.click('#local-load');
     await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
       document.getElementById('model-active').textContent.includes('local file'), null, { timeout: 120_000 });
@@ -96,6 +97,7 @@ describe('a trained file in the page', () => {
     assert.match(lesson.verdict, /This file was fine-tuned on STS-B train \(the control\)/);
     assert.match(lesson.verdict, /Run all-MiniLM-L6-v2 on the quick split too/);
     // The released model's whole run (the lesson's own), then the trained file's again.
+    await openModelPanel(page);
     await page.click('#model-load');
     await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
       !document.getElementById('model-active').textContent.includes('local file'), null, { timeout: 120_000 });

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { askToSaveData, expected, launchChromium, siteUrl } from './common.mjs';
+import { askToSaveData, expected, launchChromium, openModelPanel, siteUrl } from './common.mjs';
 
 const BASE = siteUrl();
 const EXPECT = expected(['active_passive_cosine']);
@@ -32,11 +32,12 @@ async function openPage(extraArgs) {
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
   page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') errors.push(`worker console: ${m.text()}`); }));
   await page.goto(BASE);
-  await page.waitForSelector('#model-select:not([disabled])');
+  await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
   return { browser, page, errors };
 }
 
 async function loadWithBackend(page, backend) {
+  await openModelPanel(page);
   await page.check(`input[name="backend"][value="${backend}"]`);
   await page.click('#model-load');
   await page.waitForFunction(() => (document.body.dataset.model === 'ready' &&
@@ -152,6 +153,7 @@ describe('backend picker without a WebGPU adapter', () => {
     // fallback (not the disabled radio) is what this test exercises.
     assert.equal(await page.evaluate(() => 'gpu' in navigator), true, 'this browser must have the WebGPU API (without an adapter)');
     assert.equal(await page.isDisabled('input[name="backend"][value="webgpu"]'), false, 'the WebGPU choice is offered');
+    await openModelPanel(page);
     await page.check('input[name="backend"][value="webgpu"]'); // reloads the loaded model
     await page.waitForFunction(() => document.body.dataset.model === 'ready' &&
       document.getElementById('active-backend').dataset.requested === 'webgpu', null, { timeout: 180_000 });

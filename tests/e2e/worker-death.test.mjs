@@ -9,7 +9,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  askToSaveData, assertQuickTableEquals, expected, launchChromium, siteUrl, startRun, waitModelReady, waitRunDone, workersOf,
+  askToSaveData, assertQuickTableEquals, expected, launchChromium, openModelPanel, siteUrl, startRun,
+  waitModelReady, waitRunDone, workersOf,
 } from './common.mjs';
 
 const BASE = siteUrl();
@@ -26,7 +27,8 @@ describe('a worker that dies mid-run', () => {
     await askToSaveData(context); // the test presses Load itself
     page = await context.newPage();
     await page.goto(BASE);
-    await page.waitForSelector('#model-select:not([disabled])');
+    await page.waitForSelector('#model-select:not([disabled])', { state: 'attached' });
+    await openModelPanel(page);
     await page.click('#model-load');
     await waitModelReady(page, 'q8_0');
   });

@@ -5,6 +5,7 @@
 // are local). The kept file goes through the same inspection as a picked one.
 
 import { $, formatBytes, setMessage } from './ui.js';
+import { setFolded } from './model-fold.js';
 
 /** The Cache API cache holding the kept file (one entry). */
 export const KEPT_CACHE = 'sr-bench-local-file-v1';
@@ -88,5 +89,6 @@ export function setupKept(pick) {
     await renderKept();
     setMessage($('local-status'), 'The kept file was removed from this browser’s storage.', 'info');
   });
-  renderKept();
+  // A file the visitor kept is what they come back for: the panel opens on its offer.
+  renderKept().then((kept) => { if (kept) setFolded(false); });
 }

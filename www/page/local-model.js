@@ -11,6 +11,7 @@ import { memoryBudget } from '../shared/pool-size.js';
 import { $, el, formatBytes, formatDuration, setMessage } from './ui.js';
 import { loadModel } from './model-panel.js';
 import { keepIfAsked, setupKept } from './kept-file.js';
+import { setFolded } from './model-fold.js';
 import { trainingText } from './trained.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
@@ -136,6 +137,7 @@ export async function pickFile(state, file) {
     setLocalStatus(`${file.name} is not a .gguf file. Pick a GGUF model file (ours or one made by llama.cpp’s converter).`, 'error', { code: 'not-gguf' });
     return;
   }
+  setFolded(false); // the file's figures and its Load button are in the panel
   state.localFile = { file, inspected: null, sha256: null };
   $('local-info').hidden = true;
   $('local-max-seq').value = '';

@@ -111,6 +111,7 @@ function showNotice(m) {
   notice.textContent = m.message;
   notice.dataset.code = m.code;
   notice.classList.toggle('is-warning', m.level === 'warning');
+  if (m.level === 'warning') setFolded(false); // e.g. a corrupt cached file: say so where it shows
 }
 
 function hideProgress() {
@@ -186,6 +187,8 @@ export async function loadModel(state, entry, local = null) {
     $('model-status').dataset.loadMs = String(value.timings.total_ms);
     setActive(`${i.name} · ${i.dtype}${e.local ? ' · local file' : ''}`);
     renderBackend(value.backend_status);
+    const where = value.backend_status && value.backend_status.active === 'webgpu' ? 'WebGPU' : 'CPU';
+    setFoldSummary(`${i.name} · ${i.dtype}${e.local ? ' · local file' : ''} · ${where} · ready`);
     renderPrefix(state);
     if (value.source === 'network' && !e.local) askToKeep(e);
     document.body.dataset.model = 'ready';
