@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{explain, probe, serve, site, train};
+use super::{explain, probe, quiz, serve, site, train};
 use crate::backend::BackendKind;
 use crate::eval::{default_data_dir, Encoder, Split};
 use crate::model::LoadOptions;
@@ -167,6 +167,9 @@ pub(super) enum Command {
     Explain(explain::ExplainArgs),
     /// Probes: Spearman per layer, or with sentence 2's words shuffled.
     Probe(probe::ProbeArgs),
+    /// The page's quiz for a seed, as JSON: its questions (pick the pair closer in meaning),
+    /// and with --model how the model and the syntax-blind baseline answer them.
+    Quiz(quiz::QuizArgs),
     /// Serve a folder over HTTP (correct MIME types, CSP, cross-origin isolation, byte
     /// ranges): on 127.0.0.1, or for a class on the network with --host 0.0.0.0.
     Serve {

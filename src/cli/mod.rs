@@ -8,6 +8,7 @@ mod convert;
 mod explain;
 mod input;
 mod probe;
+mod quiz;
 mod report;
 mod serve;
 mod site;
@@ -190,6 +191,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Explain(args) => explain::run(args)?,
         Command::Probe(args) => probe::run(args)?,
+        Command::Quiz(args) => quiz::run(args)?,
         Command::Site(args) => site::run(args)?,
         Command::Train(args) => train::run(args)?,
         Command::Serve {

@@ -12,6 +12,7 @@
 //! - [`table`]: the plain-text layouts (Table 4, Czech News STS).
 //! - [`compare`]: several reports side by side (Table 4 layout, CSV).
 //! - [`czech`]: the model against a random human and the oracle bound (Sido et al.).
+//! - [`quiz`]: a person against the model on pairwise accuracy's questions, drawn by a seed.
 //! - [`rng`]: the seeded PRNG behind the quick split and the bootstrap.
 
 pub mod compare;
@@ -20,6 +21,7 @@ pub mod data;
 pub mod folder;
 pub mod metrics;
 pub mod paper;
+pub mod quiz;
 pub mod report;
 pub mod rng;
 pub mod runner;

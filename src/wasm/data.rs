@@ -69,3 +69,20 @@ impl DataIntake {
         self.czech.take()
     }
 }
+
+/// The six SR CSVs in [`eval::SR_FILES`] order, parsed (code `data` when one is malformed, code
+/// `bad-request` when there are not six).
+pub(super) fn parse_sr_files(csvs: &[js_sys::Uint8Array]) -> Result<Vec<SrFile>, JsValue> {
+    if csvs.len() != eval::SR_FILES.len() {
+        return Err(js_error(crate::error::coded(
+            ErrorCode::BadRequest,
+            format!("the six SR files are needed, not {}", csvs.len()),
+        )));
+    }
+    csvs.iter()
+        .zip(eval::SR_FILES)
+        .map(|(bytes, name)| eval::parse_sr(name, &bytes.to_vec()))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .code(ErrorCode::Data)
+        .map_err(js_error)
+}

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::data::DataIntake;
+use super::data::{parse_sr_files, DataIntake};
 use super::{js_error, js_error_of, to_js, Model};
 use crate::error::{ErrorCode, ResultExt};
 use crate::eval::{self, Encoder, EvalPlan, EvalRun, Split};
@@ -206,12 +206,5 @@ pub fn sentence_sample(
     csvs: Vec<js_sys::Uint8Array>,
     count: usize,
 ) -> Result<Vec<String>, JsValue> {
-    let files = csvs
-        .iter()
-        .zip(eval::SR_FILES)
-        .map(|(bytes, name)| eval::parse_sr(name, &bytes.to_vec()))
-        .collect::<anyhow::Result<Vec<_>>>()
-        .code(ErrorCode::Data)
-        .map_err(js_error)?;
-    Ok(eval::sentence_sample(&files, count))
+    Ok(eval::sentence_sample(&parse_sr_files(&csvs)?, count))
 }

@@ -7,10 +7,12 @@ mod data;
 mod evaluation;
 mod explain;
 mod model;
+mod quiz;
 
 pub use evaluation::{pairs_csv, sentence_sample, Evaluation};
 pub use explain::{reverse_words, shuffle_words, swap_words, Probe};
 pub use model::{estimate_worker_bytes, inspect_model, Model};
+pub use quiz::QuizRun;
 
 use js_sys::{Float32Array, Reflect};
 use serde::Serialize;

@@ -1,4 +1,4 @@
-// E2E: the Lesson walks through its five steps by keyboard alone, each step's number from the live
+// E2E: the Lesson walks through its six steps by keyboard alone, each step's number from the live
 // model and equal to the CLI on the same file (env: see common.mjs).
 //
 //   node --test tests/e2e/lesson.test.mjs
@@ -49,7 +49,7 @@ describe('Lesson mode', () => {
     assert.equal(await step(), want);
   }
 
-  test('five steps by keyboard, every number from the live model', { timeout: RUN_TIMEOUT }, async (t) => {
+  test('six steps by keyboard, every number from the live model', { timeout: RUN_TIMEOUT }, async (t) => {
     // The benchmark panel set for something else: the Lesson's run must neither use nor change it.
     await page.check('input[name="split"][value="full"]');
     await page.check('#probe-layers');
@@ -59,7 +59,7 @@ describe('Lesson mode', () => {
     await page.keyboard.press('Enter');
     assert.equal(await page.isVisible('#lesson'), true);
     assert.equal(await step(), 1);
-    assert.equal(await page.textContent('#lesson-count'), 'Step 1 of 5');
+    assert.equal(await page.textContent('#lesson-count'), 'Step 1 of 6');
     await page.keyboard.press('ArrowLeft'); // nothing before the first step
     assert.equal(await step(), 1);
 
@@ -120,15 +120,30 @@ describe('Lesson mode', () => {
     t.diagnostic(await page.textContent('#lesson-verdict'));
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'lesson-benchmark.png') });
+    // 6 · the class against the model: the quiz.
+    await next(6);
+    assert.equal(await page.textContent('#lesson-title'), 'You against the model');
     await page.keyboard.press('ArrowRight'); // nothing after the last step
-    assert.equal(await step(), 5);
+    assert.equal(await step(), 6);
 
     // Back and out.
     await page.keyboard.press('ArrowLeft');
-    assert.equal(await step(), 4);
+    assert.equal(await step(), 5);
     await page.keyboard.press('Escape');
     assert.equal(await page.isVisible('#lesson'), false);
     assert.equal(await page.evaluate(() => document.activeElement.id), 'lesson-open');
+
+    // The last step's action leaves the lesson for the quiz, its questions drawn, its link shown.
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await step(), 6);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#quiz[data-state="asking"]', { timeout: 60_000 });
+    assert.equal(await page.isVisible('#lesson'), false);
+    assert.equal(await page.isVisible('#quiz-option-0'), true);
+    assert.match(await page.getAttribute('#quiz-link', 'href'), /#.*quiz=\d+&qset=sr&qn=12/);
+    await page.click('#quiz-close');
+    assert.equal(await page.isVisible('#quiz'), false);
     assert.deepEqual(errors, [], 'console errors');
   });
 });

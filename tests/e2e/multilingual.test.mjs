@@ -98,7 +98,7 @@ describe('multilingual-e5-small in the page', () => {
   test('the lesson has its Czech step: the model\'s cosines are the CLI\'s, the map is drawn', { timeout: 120_000 }, async () => {
     await page.click('#lesson-open');
     for (let i = 0; i < 4; i++) await page.click('#lesson-next');
-    assert.equal(await page.textContent('#lesson-count'), 'Step 5 of 6');
+    assert.equal(await page.textContent('#lesson-count'), 'Step 5 of 7');
     assert.equal(await page.textContent('#lesson-title'), 'Word order in Czech');
     await page.click('#lesson-go');
     await page.waitForFunction(() => document.getElementById('lesson').dataset.state === 'ready', null, { timeout: 60_000 });
@@ -109,6 +109,28 @@ describe('multilingual-e5-small in the page', () => {
     assert.match(await page.textContent('#lesson-verdict'), /Same meaning, new order: \d\.\d{3}\. Roles reversed by the endings: \d\.\d{3}/);
     assert.equal(await page.getAttribute('#lesson-map figure.heatmap', 'data-encoder'), 'model');
     await page.click('#lesson-close');
+  });
+
+  test('the quiz asks Czech pairs of a multilingual model; its answers are the CLI\'s', { timeout: 180_000 }, async () => {
+    await page.click('#quiz-open');
+    await page.waitForSelector('#quiz[data-state="asking"]', { timeout: 60_000 });
+    assert.equal(await page.getAttribute('#quiz', 'data-set'), 'czech', 'Czech pairs for a model that reads Czech');
+    const seed = await page.getAttribute('#quiz', 'data-seed');
+    const cli = JSON.parse(execFileSync(CLI, ['quiz', '--set', 'czech', '--seed', seed, '--data', path.join(ROOT, 'www/dist/data'),
+      '--model', MODEL], { cwd: ROOT, encoding: 'utf8' }));
+    for (let i = 0; i < cli.questions.length; i++) {
+      await page.waitForSelector(`#quiz-question[data-index="${i}"]:not([hidden])`);
+      const o = cli.questions[i].options;
+      assert.equal(await page.getAttribute('#quiz-question', 'data-line'), `${o[0].line},${o[1].line}`);
+      assert.equal(await page.isVisible('#quiz-original-line'), false, 'no original: two pairs');
+      assert.equal(await page.textContent('#quiz-option-0'), `${o[0].a}${o[0].b}`);
+      await page.click('#quiz-option-0');
+    }
+    await page.waitForSelector('#quiz[data-state="done"]', { timeout: 120_000 });
+    assert.equal(Number(await page.getAttribute('#quiz-model', 'data-correct')), cli.model.accuracy.correct);
+    assert.equal(Number(await page.getAttribute('#quiz-baseline', 'data-correct')), cli.baseline.accuracy.correct);
+    assert.equal(Number(await page.getAttribute('#quiz-person', 'data-correct')), cli.questions.filter((q) => q.answer === 0).length);
+    await page.click('#quiz-close');
   });
 
   test('Czech News STS: the page\'s table is the CLI\'s eval-czech, the baseline\'s and the human rows too', { timeout: 600_000 }, async () => {

@@ -11,6 +11,7 @@ import { inspectFile, readLocalFile } from './local-file.js';
 import { compileWasm, exposeWasmMemory } from './pool.js';
 import { evaluate } from './evaluate.js';
 import { probe } from './probe.js';
+import { quiz } from './quiz.js';
 import {
   backendStatus, cancelRun, createEngineState, dropPool, exclusive, post, requireModel, toPlain, yieldToEvents,
 } from './engine-state.js';
@@ -243,6 +244,10 @@ serve(self, {
   [REQ.PROBE]: (msg) => probe(engine, msg), // word-order and layer probes (probe.js)
   [REQ.CANCEL]: onCancel,
   [REQ.SET_PREFIX]: onSetPrefix,
+  [REQ.QUIZ]: async (msg) => {
+    await ensureWasm(); // the questions need no model; the answers do
+    return quiz(engine, msg);
+  },
   // The page's liveness check (page/engine.js): answered at once, so only a dead or stuck
   // worker leaves it unanswered.
   [REQ.PING]: () => ({}),

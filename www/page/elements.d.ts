@@ -13,6 +13,14 @@ interface PageElements {
   'lesson-score': HTMLOutputElement;
   'lesson-prev': HTMLButtonElement;
   'lesson-next': HTMLButtonElement;
+  'quiz-open': HTMLButtonElement;
+  'quiz-close': HTMLButtonElement;
+  'quiz-new': HTMLButtonElement;
+  'quiz-again': HTMLButtonElement;
+  'quiz-back': HTMLButtonElement;
+  'quiz-option-0': HTMLButtonElement;
+  'quiz-option-1': HTMLButtonElement;
+  'quiz-link': HTMLAnchorElement;
   'model-select': HTMLSelectElement;
   'model-load': HTMLButtonElement;
   'model-progress': HTMLProgressElement;

@@ -1,20 +1,22 @@
 // @ts-check
-// "Lesson": five steps for a projector, one click each, every number from the live model —
+// "Lesson": six steps for a projector, one click each, every number from the live model —
 // a paraphrase by passive voice (high, rightly), a concept swap (high, wrongly), why (the token-pair
-// heat map), word salad (still high), and the benchmark (STS-B high, SR low); for a model with a
-// multilingual vocabulary, word order in Czech before the benchmark. Arrow keys (and a
+// heat map), word salad (still high), the benchmark (STS-B high, SR low), and the class against
+// the model (the quiz); for a model with a multilingual vocabulary, word order in Czech before
+// the benchmark. Arrow keys (and a
 // clicker's Page Up / Page Down) move between steps; Escape leaves. The engine requests are the
 // playground's and the benchmark's (protocol.js); this module only asks and shows.
 
 import { REQ } from '../shared/protocol.js';
 import { $, el, fmt2, setMessage } from './ui.js';
-import { selectedEntry } from './state.js';
+import { isMultilingual, selectedEntry } from './state.js';
 import { loadModel } from './model-panel.js';
 import { renderHeatMap } from './heatmap.js';
 import { runBenchmark, wholeBenchmark } from './benchmark.js';
 import { STRIP_SEEDS } from './word-order.js';
 import { baseModelName, trainingText } from './trained.js';
 import { coversEveryFile } from './results.js';
+import { openQuiz, QUIZ_QUESTIONS } from './quiz.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -22,9 +24,6 @@ const PASSIVE = { a: 'The chef cooked the meal.', b: 'The meal was cooked by the
 const SWAP = { a: 'Tom likes Taylor Swift.', b: 'Taylor Swift likes Tom.' };
 /** Czech: the same meaning in another order, and the roles reversed by the endings alone. */
 const CZECH = { a: 'Petr miluje Marii.', same: 'Marii miluje Petr.', reversed: 'Petra miluje Marie.' };
-/** A vocabulary this large is a multilingual one (XLM-R's 250,002 pieces, multilingual BERT's
- * 119,547; English WordPiece models have ~30,000): the lesson then has its Czech step. */
-const MULTILINGUAL_VOCABULARY = 100_000;
 
 const cos3 = (x) => x.toFixed(3);
 /** How a cosine reads out loud (MiniLM-class models put most pairs above 0.5). */
@@ -176,11 +175,27 @@ const CZECH_STEP = {
   },
 };
 
+/** The last step: the class answers the benchmark's questions itself (quiz.js), on the same
+ * questions everywhere the quiz's link is opened. */
+const QUIZ_STEP = {
+  title: 'You against the model',
+  text: `Now you are the annotators: ${QUIZ_QUESTIONS} questions from the benchmark, an original sentence and two rewrites each ` +
+    '(for a model that reads Czech, two pairs of Czech sentences). Pick the one closer in meaning, then see how you did ' +
+    'against the model, the syntax-blind baseline and a coin. Everyone who opens the quiz’s link gets the same questions.',
+  pair: null,
+  action: 'Start the quiz',
+  run: async (state) => {
+    close();
+    await openQuiz(state);
+    return { score: null, verdict: '', level: 'same' };
+  },
+};
+
 /** The lesson's steps for the loaded model (the Czech one for a multilingual vocabulary). */
 /** @param {PageState} state */
 function stepsOf(state) {
-  const multilingual = state.loaded && state.loaded.info.vocab_size >= MULTILINGUAL_VOCABULARY;
-  return multilingual ? [...STEPS.slice(0, -1), CZECH_STEP, STEPS[STEPS.length - 1]] : STEPS;
+  const multilingual = state.loaded && isMultilingual(state.loaded.info);
+  return [...(multilingual ? [...STEPS.slice(0, -1), CZECH_STEP, STEPS[STEPS.length - 1]] : STEPS), QUIZ_STEP];
 }
 
 function figure(label, value, note, level) {

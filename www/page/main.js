@@ -23,6 +23,7 @@ import { setupOwnPairs } from './own-pairs.js';
 import { setupUrlModel } from './url-model.js';
 import { setupCompare } from './compare.js';
 import { setupLesson } from './lesson.js';
+import { openQuiz, setupQuiz } from './quiz.js';
 import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
 import { renderMaps } from './explain.js';
 import { setFoldSummary, setFolded, setupModelFold } from './model-fold.js';
@@ -156,6 +157,11 @@ async function main() {
   setupUrlModel(state);
   setupCompare(state);
   setupLesson(state);
+  setupQuiz(state);
+  if (u.quiz !== null) {
+    // A class's link: the quiz on the questions its seed draws (they need no model).
+    openQuiz(state, { seed: Number(u.quiz), set: u.qset, questions: u.qn === null ? null : Number(u.qn) });
+  }
   setupOffline(state); // offline class mode
   document.addEventListener('sr-bench:model-loaded', () => refreshOffline(state));
 

@@ -65,8 +65,20 @@ export function createState() {
     probes: {},
     /** The layer probe's line chart (Spearman per layer), made on first use. */
     probeLayersChart: null,
+    /** The open quiz (quiz.js): its seed, set and size, the drawn questions, the visitor's
+     * answers, the current question, the encoders' answers once finished; null when closed.
+     * @type {{seed: number, set: 'sr'|'czech', questions: number, drawn: any, answers: number[], at: number,
+     *   scored: import('../shared/protocol.js').QuizResult|null}|null} */
+    quiz: null,
   };
 }
+
+/** A vocabulary this large is a multilingual one (XLM-R's 250,002 pieces, multilingual BERT's
+ * 119,547; English WordPiece models have ~30,000): the lesson's Czech step, the Czech quiz. */
+const MULTILINGUAL_VOCABULARY = 100_000;
+
+/** Whether a loaded model reads many languages (by its vocabulary's size). */
+export const isMultilingual = (info) => info.vocab_size >= MULTILINGUAL_VOCABULARY;
 
 /** A manifest entry's key; a local file's (`entry.local`, see local-model.js) is its sha256. */
 export const modelKey = (e) => (e.local ? `local:${e.sha256}` : `${e.name}@${e.dtype}`);

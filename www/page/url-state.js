@@ -1,6 +1,7 @@
 // @ts-check
 // Shareable state in the URL hash: #a=…&b=…&model=NAME&dtype=q8_0&backend=cpu|webgpu|auto[&view=projector]
 // [&shuffle=SEED: B is A's words shuffled with SEED (word-order.js), recomputed when the link opens]
+// [&quiz=SEED&qset=sr|czech&qn=N: the quiz open on the questions SEED draws (quiz.js)]
 
 import { $, nf0 } from './ui.js';
 import { selectedEntry } from './state.js';
@@ -16,22 +17,39 @@ export function readUrlState() {
     model: p.get('model'), dtype: p.get('dtype'),
     backend: p.get('backend'), view: p.get('view'),
     shuffle: p.get('shuffle'),
+    quiz: p.get('quiz'), qset: p.get('qset'), qn: p.get('qn'),
   };
 }
 
-/** @param {PageState} state */
-export function writeUrlState(state) {
+/** The page's state as a link's hash. @param {PageState} state */
+function hashOf(state) {
   const p = new URLSearchParams();
   const a = $('text-a').value;
   const b = $('text-b').value;
-  if (a && a.length <= URL_TEXT_LIMIT) p.set('a', a);
-  if (b && b.length <= URL_TEXT_LIMIT) p.set('b', b);
+  // A quiz's link is for a class to open: its questions and the model, not the playground's pair.
+  if (a && a.length <= URL_TEXT_LIMIT && !state.quiz) p.set('a', a);
+  if (b && b.length <= URL_TEXT_LIMIT && !state.quiz) p.set('b', b);
   const entry = selectedEntry(state);
   if (entry) { p.set('model', entry.name); p.set('dtype', entry.dtype); }
   p.set('backend', state.backend);
   if (state.shuffleSeed !== null) p.set('shuffle', String(state.shuffleSeed));
   if (document.documentElement.classList.contains('projector')) p.set('view', 'projector');
-  const hash = `#${p.toString()}`;
+  if (state.quiz) {
+    p.set('quiz', String(state.quiz.seed));
+    p.set('qset', state.quiz.set);
+    p.set('qn', String(state.quiz.questions));
+  }
+  return `#${p.toString()}`;
+}
+
+/** The link to the page as it is now (what "Copy a link" copies). @param {PageState} state */
+export function shareUrl(state) {
+  return `${location.origin}${location.pathname}${hashOf(state)}`;
+}
+
+/** @param {PageState} state */
+export function writeUrlState(state) {
+  const hash = hashOf(state);
   if (hash !== location.hash) history.replaceState(null, '', hash);
 }
 

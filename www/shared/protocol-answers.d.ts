@@ -206,6 +206,30 @@ export type LoadResult = {
   timings: { fetch_ms: number; verify_ms: number; init_ms: number; total_ms: number };
 };
 
+/** One of a quiz question's two pairs (src/eval/quiz.rs QuizOption). */
+export type QuizOption = { a: string; b: string; gold: number; kind: 'relation' | 'structure' | 'pair'; line: number };
+
+/** `sr-bench quiz`'s JSON: the questions, and with `answer` the encoders' answers. */
+export type QuizResult = {
+  quiz: {
+    set: 'sr' | 'czech';
+    seed: number;
+    min_gap: number;
+    eligible: number;
+    questions: { file: string; options: [QuizOption, QuizOption]; answer: 0 | 1 }[];
+  };
+  model?: QuizScore;
+  baseline?: QuizScore;
+};
+
+/** An encoder's answers: cosines per question (options in the order shown), its choice (null: a
+ * tie) and its accuracy (ties ½). */
+export type QuizScore = {
+  cosines: [number, number][];
+  choices: (0 | 1 | null)[];
+  accuracy: { n: number; correct: number; accuracy: number | null; ci95: [number, number] | null };
+};
+
 export type SimilarityResult = {
   /** model cosine */
   cosine: number;

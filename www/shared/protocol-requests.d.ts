@@ -11,6 +11,7 @@ import type {
   ModelEntry,
   ModelInfo,
   ProbeResult,
+  QuizResult,
   ShuffleScoresResult,
   SimilarityResult,
   WordOrderResult,
@@ -126,6 +127,19 @@ export type ProbeRequest = {
   baseUrl: string;
 };
 
+export type QuizRequest = {
+  type: 'quiz';
+  id: number;
+  set: 'sr' | 'czech';
+  /** 0 ≤ seed < 2³² (the link's `quiz=`) */
+  seed: number;
+  questions: number;
+  min_gap: number;
+  /** also the model's and the baseline's answers (needs a loaded model) */
+  answer: boolean;
+  baseUrl: string;
+};
+
 /** answered with {} (the page's liveness check) */
 export type PingRequest = { type: 'ping'; id: number };
 
@@ -140,6 +154,7 @@ export type Request =
   | ExplainRequest
   | WordOrderRequest
   | ShuffleScoresRequest
+  | QuizRequest
   | PingRequest;
 
 // ---------------------------------------------------------------- the contract the call sites are checked against
@@ -162,6 +177,7 @@ export type EngineRequests = {
   'explain': { payload: Payload<ExplainRequest>; result: ExplainResult };
   'word-order': { payload: Payload<WordOrderRequest>; result: WordOrderResult };
   'shuffle-scores': { payload: Payload<ShuffleScoresRequest>; result: ShuffleScoresResult };
+  'quiz': { payload: Payload<QuizRequest>; result: QuizResult };
   'ping': { payload: Payload<PingRequest>; result: {} };
   'set-prefix': { payload: { prefix: string }; result: { info: ModelInfo } };
 };

@@ -42,6 +42,10 @@
 //               the result is exactly `sr-bench probe shuffle|layers --json`. It is the engine's
 //               one run, like `evaluate` (code "busy" while one runs; `cancel` stops it).
 //   cancel      stop the benchmark (or probe) started by request `target`.
+//   quiz        the questions of a quiz for a seed ({set: "sr"|"czech", seed, questions, min_gap};
+//               QuizRun, from the data files fetched once per engine), and with `answer: true`
+//               the model's and the syntax-blind baseline's answers (needs a model). Exactly
+//               `sr-bench quiz --json` (engine/quiz.js).
 //   set-prefix  the text the model puts before every input from now on ({prefix}; "" for none;
 //               Model.set_prefix): the page's prefix field. Refused ("busy") while a run goes.
 //   --- the playground's explainers (Rust computes everything, see src/explain/):
@@ -90,6 +94,7 @@ export const REQ = Object.freeze({
   SHUFFLE_SCORES: 'shuffle-scores',
   PING: 'ping',
   SET_PREFIX: 'set-prefix',
+  QUIZ: 'quiz',
 });
 
 /** The engine ↔ pool helper protocol's requests (engine/pool.js → engine/embed-worker.js). */
@@ -160,6 +165,7 @@ export const ERR = Object.freeze({
 /** @typedef {import('./protocol-requests').WordOrderRequest} WordOrderRequest */
 /** @typedef {import('./protocol-requests').ShuffleScoresRequest} ShuffleScoresRequest */
 /** @typedef {import('./protocol-requests').ProbeRequest} ProbeRequest */
+/** @typedef {import('./protocol-requests').QuizRequest} QuizRequest */
 /** @typedef {import('./protocol-requests').PingRequest} PingRequest */
 /** @typedef {import('./protocol-requests').Request} Request */
 
@@ -184,6 +190,8 @@ export const ERR = Object.freeze({
 /** @typedef {import('./protocol-answers').ExplainResult} ExplainResult */
 /** @typedef {import('./protocol-answers').WordOrderResult} WordOrderResult */
 /** @typedef {import('./protocol-answers').ShuffleScoresResult} ShuffleScoresResult */
+/** @typedef {import('./protocol-answers').QuizResult} QuizResult */
+/** @typedef {import('./protocol-answers').QuizScore} QuizScore */
 
 // the contract the call sites are checked against (rpc.js `RpcClient`)
 /**

@@ -122,6 +122,18 @@ pub fn check_min_gap(gap: f64) -> Result<()> {
     Ok(())
 }
 
+/// One choice between two texts whose gold scores differ: 1 when the higher cosine goes with
+/// the higher gold score, 0 when it goes with the lower, ½ when the cosines are equal.
+pub fn outcome(gold: [f64; 2], cosine: [f64; 2]) -> f64 {
+    if cosine[0] == cosine[1] {
+        0.5
+    } else if (cosine[0] > cosine[1]) == (gold[0] > gold[1]) {
+        1.0
+    } else {
+        0.0
+    }
+}
+
 /// One SR row's two rewrites, as the run scored them.
 #[derive(Default)]
 struct Row {
@@ -157,14 +169,10 @@ impl PairwiseReport {
             if (gold_s - gold_r).abs() < min_gap {
                 continue;
             }
-            let outcome = if cos_s == cos_r {
-                0.5
-            } else if (cos_s > cos_r) == (gold_s > gold_r) {
-                1.0
-            } else {
-                0.0
-            };
-            by_file.entry(file).or_default().push(outcome);
+            by_file
+                .entry(file)
+                .or_default()
+                .push(outcome([gold_s, gold_r], [cos_s, cos_r]));
         }
         let files = sr_files
             .iter()
