@@ -7,71 +7,12 @@
 mod cli_common;
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use cli_common::server::Server;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A running `sr-bench serve`; killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(dir: &Path, workers: usize, deadline_s: f64) -> Server {
-        let workers = workers.to_string();
-        let deadline = deadline_s.to_string();
-        Self::start_with(dir, &["--workers", &workers, "--deadline", &deadline]).0
-    }
-
-    /// `serve --port 0 --dir DIR ARGS…`; the server and the lines it printed on start.
-    fn start_with(dir: &Path, args: &[&str]) -> (Server, Vec<String>) {
-        let mut child = Command::new(cli_common::binary())
-            .args(["serve", "--port", "0", "--dir"])
-            .arg(dir)
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("sr-bench serve starts");
-        // "serving DIR on http://127.0.0.1:PORT/ (…)": printed once it listens.
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let mut lines = vec![line.clone()];
-        if args.contains(&"--host") {
-            let mut lan = String::new();
-            stdout.read_line(&mut lan).unwrap();
-            lines.push(lan);
-        }
-        let port = line
-            .split("127.0.0.1:")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        (Server { child, port }, lines)
-    }
-
-    /// `Threads` and `VmRSS` (KB) of the server process, from /proc.
-    #[cfg(target_os = "linux")]
-    fn threads_and_rss_kb(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let field = |name: &str| -> u64 {
-            let line = status.lines().find(|l| l.starts_with(name)).unwrap();
-            line.split_whitespace().nth(1).unwrap().parse().unwrap()
-        };
-        (field("Threads:"), field("VmRSS:"))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A fresh folder with an index.html, and the folder itself.
 fn site(name: &str) -> PathBuf {

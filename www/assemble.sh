@@ -58,6 +58,10 @@ cp "$CHART/LICENSE.md" "$DIST/vendor/chart.js.LICENSE.md"
 if [ ! -f "$WWW/pkg/sr_bench_bg.wasm" ]; then
   echo "assemble.sh: www/pkg is not built: run ./build.sh build (wasm-pack, see build_wasm)" >&2; exit 1
 fi
+# The class API's answer where no `sr-bench serve --class` stands behind the site (a static
+# host, or plain `serve`): page/class.js reads api/class and finds no class server, without a
+# 404 in the console. `serve --class` answers the same path itself: {"class": true, …}.
+mkdir -p "$DIST/api" && printf '{"class": false}\n' > "$DIST/api/class"
 rm -rf "$DIST"/pkg "$DIST"/pkg-* # pkg-*: the second wasm build of an older layout
 cp -r "$WWW/pkg" "$DIST/pkg"
 # Offline class mode: DIST/sw.js gets the list of files it stores (the page, the engine, the

@@ -197,6 +197,11 @@ pub(super) enum Command {
         /// no cap).
         #[arg(long)]
         deadline: Option<f64>,
+        /// Also collect a class's quiz answers (the page's "Start a class"), kept in this
+        /// SQLite file (created if missing; default sr-bench-class.sqlite): the teacher's view
+        /// shows the class's figures live; answers survive a restart.
+        #[arg(long, value_name = "DB", num_args = 0..=1, default_missing_value = "sr-bench-class.sqlite")]
+        class: Option<PathBuf>,
     },
     /// Write the built site as a folder for any static host: the models in parts of at most
     /// 16 MiB (listed with their sha256), optionally served from another origin.

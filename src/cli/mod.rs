@@ -202,6 +202,7 @@ fn run(cli: Cli) -> Result<()> {
             header_deadline,
             idle,
             deadline,
+            class,
         } => {
             let seconds = |flag: &str, s: f64| -> Result<Duration> {
                 anyhow::ensure!(
@@ -216,7 +217,7 @@ fn run(cli: Cli) -> Result<()> {
                 idle: seconds("--idle", idle)?,
                 deadline: deadline.map(|d| seconds("--deadline", d)).transpose()?,
             };
-            serve::serve(&dir, host, port, limits)?
+            serve::serve(&dir, host, port, limits, class.as_deref())?
         }
         Command::Bench {
             models,

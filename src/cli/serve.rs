@@ -20,6 +20,7 @@
 //! (`Range: bytes=…`) are answered 206, so a dropped download resumes. Files are resolved after
 //! following symlinks and must lie inside the served folder.
 
+mod class;
 mod connection;
 mod request;
 
@@ -32,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use class::ClassServer;
 use request::{handle, plain_response};
 
 /// How much one server holds at once and for how long.
@@ -89,13 +91,18 @@ fn refuse(stream: TcpStream) {
 }
 
 /// One worker: serves queued connections until the queue closes.
-fn work(root: &Path, queue: &Mutex<mpsc::Receiver<(TcpStream, Instant)>>, limits: Limits) {
+fn work(
+    root: &Path,
+    class: Option<&ClassServer>,
+    queue: &Mutex<mpsc::Receiver<(TcpStream, Instant)>>,
+    limits: Limits,
+) {
     loop {
         let next = queue.lock().map(|q| q.recv());
         let Ok(Ok((stream, accepted))) = next else {
             return;
         };
-        match handle(root, stream, accepted, limits) {
+        match handle(root, class, stream, accepted, limits) {
             // A browser that drops a connection it no longer needs is not an error.
             Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {}
             Err(e) if e.kind() == ErrorKind::TimedOut => {
@@ -108,8 +115,14 @@ fn work(root: &Path, queue: &Mutex<mpsc::Receiver<(TcpStream, Instant)>>, limits
 }
 
 /// Answers connections on `listener` until it fails, with `limits.workers` threads (a large
-/// model download never holds up the page's other requests) and 503 beyond the queue.
-pub fn serve_on(listener: TcpListener, root: &Path, limits: Limits) -> Result<()> {
+/// model download never holds up the page's other requests) and 503 beyond the queue; with
+/// `class`, also the class API under `/api/`.
+pub fn serve_on(
+    listener: TcpListener,
+    root: &Path,
+    limits: Limits,
+    class: Option<Arc<ClassServer>>,
+) -> Result<()> {
     anyhow::ensure!(limits.workers > 0, "the server needs at least one worker");
     let root = Arc::new(
         root.canonicalize()
@@ -118,8 +131,8 @@ pub fn serve_on(listener: TcpListener, root: &Path, limits: Limits) -> Result<()
     let (to_workers, queue) = mpsc::sync_channel(limits.workers);
     let queue = Arc::new(Mutex::new(queue));
     for _ in 0..limits.workers {
-        let (root, queue) = (root.clone(), queue.clone());
-        std::thread::spawn(move || work(&root, &queue, limits));
+        let (root, queue, class) = (root.clone(), queue.clone(), class.clone());
+        std::thread::spawn(move || work(&root, class.as_deref(), &queue, limits));
     }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
@@ -132,11 +145,21 @@ pub fn serve_on(listener: TcpListener, root: &Path, limits: Limits) -> Result<()
 }
 
 /// Serves `dir` on `host`:`port` (0: any free port; the line printed says which). On an
-/// address other than loopback it also prints the URL to give others on the network.
-pub fn serve(dir: &Path, host: IpAddr, port: u16, limits: Limits) -> Result<()> {
+/// address other than loopback it also prints the URL to give others on the network. With
+/// `class_db`, also the class API, its answers kept in that SQLite file.
+pub fn serve(
+    dir: &Path,
+    host: IpAddr,
+    port: u16,
+    limits: Limits,
+    class_db: Option<&Path>,
+) -> Result<()> {
     let root = dir
         .canonicalize()
         .with_context(|| format!("cannot serve {}: no such folder", dir.display()))?;
+    let class = class_db
+        .map(|db| ClassServer::open(db, &root).map(Arc::new))
+        .transpose()?;
     let listener = TcpListener::bind((host, port))
         .with_context(|| format!("cannot listen on {}", SocketAddr::new(host, port)))?;
     let port = listener.local_addr()?.port();
@@ -168,7 +191,16 @@ pub fn serve(dir: &Path, host: IpAddr, port: u16, limits: Limits) -> Result<()> 
             ),
         }
     }
-    serve_on(listener, &root, limits)
+    if let Some(db) = class_db {
+        // Not println!: a server whose stdout was closed (a pipe read for the port alone)
+        // must keep serving.
+        let _ = writeln!(
+            std::io::stdout(),
+            "class answers are kept in {}",
+            db.display()
+        );
+    }
+    serve_on(listener, &root, limits, class)
 }
 
 /// The address others on the network reach this computer at: `host` itself, or for 0.0.0.0
@@ -217,7 +249,7 @@ mod tests {
         let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let served = root.clone();
-        std::thread::spawn(move || serve_on(listener, &served, Limits::default()));
+        std::thread::spawn(move || serve_on(listener, &served, Limits::default(), None));
 
         let clients: Vec<_> = (0..8)
             .map(|_| {

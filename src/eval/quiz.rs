@@ -17,6 +17,8 @@
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
+pub mod class;
+
 use super::pairwise::{outcome, Accuracy};
 use super::rng::SplitMix64;
 use super::{CzechFile, SrFile};

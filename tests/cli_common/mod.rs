@@ -1,6 +1,8 @@
 //! Shared by the CLI tests (cli_*.rs, convert_*.rs): running the binary, and scratch folders.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

@@ -66,6 +66,11 @@ describe('the quiz: you against the model', () => {
     await page.goto(`${BASE}#quiz=${SEED}&qset=sr&qn=12`);
     await page.waitForSelector('#quiz[data-state="asking"]', { timeout: 60_000 });
     assert.equal(await page.isVisible('#playground'), false, 'the quiz is a page of its own');
+    await page.waitForSelector('#class-box[data-server="false"]', { state: 'attached' });
+    assert.equal(await page.isVisible('#class-start'), false, 'no class server behind this site: the quiz runs alone');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'quiz-desktop-first-screen.png') });
+    const option = await page.locator('#quiz-option-1').boundingBox();
+    assert.ok(option && option.y >= 0 && option.y + option.height <= 900, `both options in the screen: ${JSON.stringify(option)}`);
     first = await answerAll(page, cli);
     // Counted here from the CLI's gold answers, not by the page's code.
     const right = cli.questions.filter((q, i) => q.answer === PICKS[i]).length;

@@ -21,6 +21,10 @@ interface PageElements {
   'quiz-option-0': HTMLButtonElement;
   'quiz-option-1': HTMLButtonElement;
   'quiz-link': HTMLAnchorElement;
+  'class-start': HTMLButtonElement;
+  'class-csv': HTMLButtonElement;
+  'class-delete': HTMLButtonElement;
+  'class-link': HTMLAnchorElement;
   'model-select': HTMLSelectElement;
   'model-load': HTMLButtonElement;
   'model-progress': HTMLProgressElement;

@@ -24,6 +24,7 @@ import { setupUrlModel } from './url-model.js';
 import { setupCompare } from './compare.js';
 import { setupLesson } from './lesson.js';
 import { openQuiz, setupQuiz } from './quiz.js';
+import { joinClass, setupClass } from './class.js';
 import { applyShuffle, forgetShuffleSeed, parseSeed, refreshWordOrder, setupWordOrder } from './word-order.js';
 import { renderMaps } from './explain.js';
 import { setFoldSummary, setFolded, setupModelFold } from './model-fold.js';
@@ -158,10 +159,8 @@ async function main() {
   setupCompare(state);
   setupLesson(state);
   setupQuiz(state);
-  if (u.quiz !== null) {
-    // A class's link: the quiz on the questions its seed draws (they need no model).
-    openQuiz(state, { seed: Number(u.quiz), set: u.qset, questions: u.qn === null ? null : Number(u.qn) });
-  }
+  setupClass(state);
+  openQuizFromUrl(state, u);
   setupOffline(state); // offline class mode
   document.addEventListener('sr-bench:model-loaded', () => refreshOffline(state));
 
@@ -196,6 +195,16 @@ async function main() {
     return;
   }
   loadModel(state, entry);
+}
+
+/** A quiz's link: the quiz on the questions its seed draws (they need no model); a class's
+ * link (`class=CODE`): the class's quiz, as the class server says. */
+/** @param {PageState} state */
+async function openQuizFromUrl(state, u) {
+  if (u.quiz === null && u.class === null) return;
+  const joined = u.class !== null ? await joinClass(state, u.class) : null;
+  if (joined) openQuiz(state, { seed: joined.seed, set: joined.set, questions: joined.questions, inClass: true });
+  else openQuiz(state, { seed: Number(u.quiz), set: u.qset, questions: u.qn === null ? null : Number(u.qn) });
 }
 
 /** Whether the browser asks pages to save data (Chromium's Data Saver, `Save-Data`). */

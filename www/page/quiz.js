@@ -12,6 +12,7 @@ import { messageOf } from '../shared/errors.js';
 import { $, el, setMessage } from './ui.js';
 import { BASE_URL, isMultilingual } from './state.js';
 import { scheduleUrlWrite, shareUrl } from './url-state.js';
+import { afterQuizOpened, leaveClass } from './class.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 /** @typedef {import('../shared/protocol.js').QuizResult} QuizResult */
@@ -33,8 +34,10 @@ export function newSeed() {
 }
 
 /** Opens the quiz (a fresh seed unless one is given), draws its questions, and asks the first. */
-/** @param {PageState} state @param {{seed?: number|null, set?: string|null, questions?: number|null}} [want] */
+/** `inClass`: the quiz of the class the page joined (class.js); any other quiz leaves it. */
+/** @param {PageState} state @param {{seed?: number|null, set?: string|null, questions?: number|null, inClass?: boolean}} [want] */
 export async function openQuiz(state, want = {}) {
+  if (!want.inClass) leaveClass(state);
   const multilingual = !!(state.loaded && isMultilingual(state.loaded.info));
   /** @type {'sr'|'czech'} */
   const set = want.set === 'czech' || want.set === 'sr' ? want.set : multilingual ? 'czech' : 'sr';
@@ -61,6 +64,7 @@ export async function openQuiz(state, want = {}) {
     quiz.drawn = r.quiz;
     setMessage($('quiz-status'), '');
     root.dataset.state = 'asking';
+    afterQuizOpened(state);
     ask(state);
   } catch (err) {
     if (state.quiz !== quiz) return;
@@ -72,6 +76,7 @@ export async function openQuiz(state, want = {}) {
 /** Leaves the quiz (the link forgets it). */
 /** @param {PageState} state */
 export function closeQuiz(state) {
+  leaveClass(state);
   state.quiz = null;
   $('quiz').hidden = true;
   document.documentElement.classList.remove('in-quiz');
@@ -132,6 +137,8 @@ async function finish(state) {
   const root = $('quiz');
   $('quiz-question').hidden = true;
   root.dataset.state = 'scoring';
+  // A class's page sends the picks now (class.js), whatever the model does.
+  document.dispatchEvent(new CustomEvent('sr-bench:quiz-done', { detail: { picks: [...quiz.answers] } }));
   while (!state.loaded) {
     if (state.quiz !== quiz) return;
     if (!state.loadingKey) {
@@ -217,6 +224,8 @@ export function setupQuiz(state) {
     if (state.quiz && state.quiz.at > 0) { state.quiz.at -= 1; ask(state); }
   });
   for (const i of [0, 1]) $(`quiz-option-${i}`).addEventListener('click', () => pick(state, i));
+  // The link names the model once one is loaded.
+  document.addEventListener('sr-bench:model-loaded', () => { if (state.quiz) showLink(state); });
   for (const r of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll('input[name="quiz-set"]'))) {
     r.addEventListener('change', () => { if (r.checked) openQuiz(state, { set: r.value }); });
   }

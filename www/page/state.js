@@ -70,6 +70,13 @@ export function createState() {
      * @type {{seed: number, set: 'sr'|'czech', questions: number, drawn: any, answers: number[], at: number,
      *   scored: import('../shared/protocol.js').QuizResult|null}|null} */
     quiz: null,
+    /** Whether this page is served with the class API (`sr-bench serve --class`; class.js);
+     * null until the first quiz asks. @type {boolean|null} */
+    classServer: null,
+    /** The class the open quiz belongs to (class.js): its code, the teacher's token (the
+     * teacher's page only), the figures' poll, the model's answers for the teacher's view.
+     * @type {{code: string, token: string|null, timer: any, model: import('../shared/protocol.js').QuizResult|null}|null} */
+    klass: null,
   };
 }
 

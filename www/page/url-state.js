@@ -2,6 +2,7 @@
 // Shareable state in the URL hash: #a=…&b=…&model=NAME&dtype=q8_0&backend=cpu|webgpu|auto[&view=projector]
 // [&shuffle=SEED: B is A's words shuffled with SEED (word-order.js), recomputed when the link opens]
 // [&quiz=SEED&qset=sr|czech&qn=N: the quiz open on the questions SEED draws (quiz.js)]
+// [&class=CODE: that quiz as a class's, answers sent to `sr-bench serve --class` (class.js)]
 
 import { $, nf0 } from './ui.js';
 import { selectedEntry } from './state.js';
@@ -17,7 +18,7 @@ export function readUrlState() {
     model: p.get('model'), dtype: p.get('dtype'),
     backend: p.get('backend'), view: p.get('view'),
     shuffle: p.get('shuffle'),
-    quiz: p.get('quiz'), qset: p.get('qset'), qn: p.get('qn'),
+    quiz: p.get('quiz'), qset: p.get('qset'), qn: p.get('qn'), class: p.get('class'),
   };
 }
 
@@ -38,6 +39,7 @@ function hashOf(state) {
     p.set('quiz', String(state.quiz.seed));
     p.set('qset', state.quiz.set);
     p.set('qn', String(state.quiz.questions));
+    if (state.klass) p.set('class', state.klass.code);
   }
   return `#${p.toString()}`;
 }

@@ -6,6 +6,7 @@ use std::net::TcpStream;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::class::{ClassServer, MAX_BODY_BYTES};
 use super::connection::{cap_send_buffer, Deadlined};
 use super::Limits;
 
@@ -73,9 +74,11 @@ pub(super) fn plain_response(status: &str, body: &str, extra: &str) -> String {
     ) + body
 }
 
-/// Reads one request's head and answers it; the connection then closes.
+/// Reads one request's head (and an API request's body) and answers it; the connection then
+/// closes. `class`: the class API of `serve --class`, answered under `/api/`.
 pub(super) fn handle(
     root: &Path,
+    class: Option<&ClassServer>,
     stream: TcpStream,
     accepted: Instant,
     limits: Limits,
@@ -83,17 +86,16 @@ pub(super) fn handle(
     cap_send_buffer(&stream);
     let total = limits.deadline.map(|d| accepted + d);
     let head_by = accepted + limits.header_deadline;
-    let mut conn = Deadlined {
+    let conn = Deadlined {
         stream,
-        deadline: Some(total.map_or(head_by, |t| t.min(head_by))),
+        deadline: std::cell::Cell::new(Some(total.map_or(head_by, |t| t.min(head_by)))),
         idle: limits.idle,
         window: std::cell::Cell::new((accepted, 0)),
     };
-    let head = {
-        let mut reader = BufReader::new((&conn).take(MAX_HEAD_BYTES));
-        read_head(&mut reader)
-    };
-    let (request_line, range) = match head {
+    // The reader is kept for the body: what it read past the head is the body's start.
+    let mut reader = BufReader::new((&conn).take(MAX_HEAD_BYTES + MAX_BODY_BYTES));
+    let head = read_head(&mut reader);
+    let head = match head {
         Ok(head) => head,
         Err(e) if e.kind() == ErrorKind::TimedOut => {
             // Past the deadline: the short answer goes into an empty send buffer, so a
@@ -105,14 +107,19 @@ pub(super) fn handle(
         }
         Err(e) => return Err(e),
     };
-    if request_line.is_empty() {
+    if head.line.is_empty() {
         return Ok(()); // connected and closed without a request (a browser's preconnect)
     }
     // The head is in: from now on only the idle timeout (and the total cap) apply.
-    conn.deadline = total;
+    conn.deadline.set(total);
     conn.window.set((Instant::now(), 0));
-    let mut parts = request_line.split_whitespace();
+    let mut parts = head.line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    if let (Some(class), true) = (class, target.starts_with("/api/")) {
+        return answer_api(class, &conn, reader, &head, method, target);
+    }
+    drop(reader);
+    let range = head.range;
     // 64 KB writes: each one also sets the socket's timeout to the time left.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, &conn);
     if method != "GET" && method != "HEAD" {
@@ -176,24 +183,92 @@ fn byte_range(header: &str, length: u64) -> Option<(u64, u64)> {
     (start <= end && end < length).then_some((start, end))
 }
 
-/// The request line and the `Range` header, if any; the other headers are read and skipped
-/// (nothing else in them changes a static response).
-fn read_head(reader: &mut impl BufRead) -> std::io::Result<(String, Option<String>)> {
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let mut range = None;
+/// What a request's head says that the server uses; the other headers are read and skipped.
+#[derive(Default)]
+struct Head {
+    /// The request line.
+    line: String,
+    /// `Range` (static files).
+    range: Option<String>,
+    /// `Content-Length` (API requests); `Err` when it is not a number.
+    content_length: Option<Result<u64, String>>,
+    /// `Authorization` (the class API's teacher token).
+    authorization: Option<String>,
+}
+
+fn read_head(reader: &mut impl BufRead) -> std::io::Result<Head> {
+    let mut head = Head::default();
+    reader.read_line(&mut head.line)?;
     let mut line = String::new();
     loop {
         line.clear();
         if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
-            return Ok((request_line, range));
+            return Ok(head);
         }
         if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("range") {
-                range = Some(value.trim().to_string());
+            let (name, value) = (name.trim(), value.trim().to_string());
+            if name.eq_ignore_ascii_case("range") {
+                head.range = Some(value);
+            } else if name.eq_ignore_ascii_case("content-length") {
+                head.content_length = Some(value.parse().map_err(|_| value));
+            } else if name.eq_ignore_ascii_case("authorization") {
+                head.authorization = Some(value);
             }
         }
     }
+}
+
+/// Answers a class API request: its body (at most MAX_BODY_BYTES, else 413 without reading
+/// it whole) handed to the class server, its reply sent with the site's headers.
+fn answer_api(
+    class: &ClassServer,
+    conn: &Deadlined,
+    mut reader: impl Read,
+    head: &Head,
+    method: &str,
+    target: &str,
+) -> std::io::Result<()> {
+    let peer = conn.stream.peer_addr()?.ip();
+    let reply = match &head.content_length {
+        Some(Err(value)) => Err((
+            "400 Bad Request",
+            format!("Content-Length: {value} is not a number"),
+        )),
+        Some(Ok(n)) if *n > MAX_BODY_BYTES => Err((
+            "413 Content Too Large",
+            format!("a request body may be {MAX_BODY_BYTES} bytes at most, not {n}"),
+        )),
+        length => {
+            let mut body = Vec::new();
+            let n = length.as_ref().map_or(0, |l| *l.as_ref().unwrap_or(&0));
+            (&mut reader).take(n).read_to_end(&mut body)?;
+            if (body.len() as u64) < n {
+                return Ok(()); // the client went away mid-body
+            }
+            Ok(class.answer(method, target, head.authorization.as_deref(), &body, peer))
+        }
+    };
+    let (status, content_type, body) = match reply {
+        Ok(r) => (r.status, r.content_type, r.body),
+        Err((status, message)) => (
+            status,
+            "application/json",
+            serde_json::json!({ "error": message })
+                .to_string()
+                .into_bytes(),
+        ),
+    };
+    let mut out = std::io::BufWriter::new(conn);
+    out.write_all(response_head(status, content_type, body.len() as u64, "").as_bytes())?;
+    out.write_all(&body)?;
+    out.flush()?;
+    if status.starts_with("413") {
+        // Read (and drop) what the client is still sending, so it gets the answer rather than
+        // a reset; bounded by the idle timeout and 2 MB.
+        let _ = conn.stream.shutdown(std::net::Shutdown::Write);
+        let _ = std::io::copy(&mut reader.take(2 << 20), &mut std::io::sink());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
