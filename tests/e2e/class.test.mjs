@@ -103,6 +103,8 @@ describe('a class: the teacher\'s view of three students', () => {
     await teacher.waitForFunction(() => document.querySelector('[data-figure="answered"]')?.dataset.value === '3', null, { timeout: 30_000 });
     assert.ok(Math.abs((await value('accuracy')) - mean) <= 0.005, `class accuracy ${await value('accuracy')} vs ${mean}`);
     assert.ok(Math.abs((await value('majority')) - majority) <= 0.005, `majority ${await value('majority')} vs ${majority}`);
+    const each = await teacher.$$eval('#class-students li', (lis) => lis.map((li) => Number(li.dataset.accuracy)));
+    assert.deepEqual(each.sort((a, b) => a - b), accuracy.map((a) => Math.round(a * 100) / 100).sort((a, b) => a - b), 'each student');
     await teacher.waitForFunction(() => document.querySelector('[data-figure="model"]')?.dataset.value !== '', null, { timeout: 120_000 });
     assert.equal(await value('model'), cli.model.accuracy.accuracy, 'the model on the same questions, as the CLI');
     assert.deepEqual(await axeViolations(teacher), [], 'the teacher\'s view');

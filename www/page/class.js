@@ -68,6 +68,8 @@ function renderFigures(state, r) {
     figure('The model', percent(model?.model.accuracy.accuracy), 'same questions', { figure: 'model', value: String(model?.model.accuracy.accuracy ?? '') }),
     figure('Syntax-blind baseline', percent(model?.baseline.accuracy.accuracy), 'same questions', { figure: 'baseline', value: String(model?.baseline.accuracy.accuracy ?? '') }),
   );
+  $('class-students').replaceChildren(...f.students.map((s) => el('li', { data: { accuracy: String(s.accuracy) } },
+    `${percent(s.accuracy)} right` + (s.agreement_with_rest === null ? '' : ` · agrees with the rest on ${percent(s.agreement_with_rest)}`))));
   $('class-summary').textContent = f.answered === 0 ? 'Waiting for the first answers…'
     : `${f.answered} answered. Per question, students who picked what the gold scores prefer: ` +
       f.per_question.map((q, i) => `${i + 1}: ${q.right}`).join(', ') + '.';
