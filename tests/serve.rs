@@ -11,7 +11,7 @@ use cli_common::server::Server;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// A fresh folder with an index.html, and the folder itself.
@@ -386,7 +386,7 @@ fn sha256(bytes: &[u8]) -> String {
 /// throttled so that it takes `seconds`: all complete with the file's sha256, and the server's
 /// threads and memory stay bounded.
 #[cfg(target_os = "linux")]
-fn a_class_downloads(root: &Path, file: &str, clients: usize, seconds: f64) {
+fn a_class_downloads(root: &std::path::Path, file: &str, clients: usize, seconds: f64) {
     let bytes = std::fs::read(root.join(file)).unwrap();
     let want = sha256(&bytes);
     let (server, _) = Server::start_with(

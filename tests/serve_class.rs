@@ -4,6 +4,7 @@
 //! from the picks sent (not by the server's code); hostile requests (wrong types, a 1 MB body,
 //! unknown codes, script in fields, 10,000 requests from one address) are refused, store
 //! nothing, and leave the class working; the CSV export and the deletion.
+#![cfg(target_os = "linux")] // the server's /proc figures and a bound source address (libc)
 
 mod cli_common;
 mod common;
