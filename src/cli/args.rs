@@ -230,6 +230,10 @@ pub(super) enum Command {
         backend: BackendKind,
         #[command(flatten)]
         load: LoadArgs,
+        /// Also time a mixed-length set (59 short SR sentences and one ~1,800-character
+        /// paragraph) embedded in one call against the same texts in two length-sorted calls.
+        #[arg(long)]
+        mixed: bool,
     },
     /// Compare `eval --json` reports: one table in Table 4's layout, a row per report
     /// (model · dtype · split · encoder), the six SR files and avg per dimension, STS-B test.

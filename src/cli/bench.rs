@@ -16,6 +16,7 @@ pub(super) fn bench(
     batch_size: Option<usize>,
     backend: BackendKind,
     load: &LoadArgs,
+    mixed: bool,
 ) -> Result<()> {
     let texts = crate::eval::sentence_sample(&sr_files(data)?, count);
     if texts.is_empty() {
@@ -69,6 +70,55 @@ pub(super) fn bench(
                 serde_json::to_string(&gpu.status())?
             );
         }
+        if mixed {
+            mixed_lengths(&embedder, &texts, &name)?;
+        }
     }
+    Ok(())
+}
+
+/// Short texts and a paragraph in one `embed` call against the same texts in two calls, each
+/// of one length (best of three, alternating): a batch must cost what its tokens cost, so the
+/// two should be close (the issue's bound: within 1.3×).
+fn mixed_lengths(embedder: &crate::model::Embedder, sample: &[String], name: &str) -> Result<()> {
+    let short: Vec<&str> = sample
+        .iter()
+        .map(String::as_str)
+        .filter(|t| t.len() < 120)
+        .take(59)
+        .collect();
+    let mut paragraph = String::new();
+    for text in sample.iter().filter(|t| t.len() >= 60) {
+        if paragraph.len() >= 1800 {
+            break;
+        }
+        paragraph.push_str(text);
+        paragraph.push(' ');
+    }
+    let mut together = short.clone();
+    together.push(paragraph.trim_end());
+    let time = |texts: &[&[&str]]| -> Result<f64> {
+        let start = Instant::now();
+        for group in texts {
+            embedder.embed(group)?;
+        }
+        Ok(start.elapsed().as_secs_f64())
+    };
+    let (mut one, mut two) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        one = one.min(time(&[&together])?);
+        two = two.min(time(&[&short, &together[short.len()..]])?);
+    }
+    let work = embedder.work(&together)?;
+    println!(
+        "mixed {name}: {} short + 1 paragraph ({} tokens, {} padded in one call): one call {:.3} s, \
+         two length-sorted calls {:.3} s, ratio {:.2}",
+        short.len(),
+        work.tokens,
+        work.padded_tokens,
+        one,
+        two,
+        one / two
+    );
     Ok(())
 }

@@ -226,7 +226,8 @@ fn run(cli: Cli) -> Result<()> {
             batch_size,
             backend,
             load,
-        } => bench::bench(&models, &data, sentences, batch_size, backend, &load)?,
+            mixed,
+        } => bench::bench(&models, &data, sentences, batch_size, backend, &load, mixed)?,
         Command::Compare {
             reports,
             csv,

@@ -18,8 +18,24 @@ pub const DEFAULT_BATCH_SIZE: usize = 32;
 /// Padded tokens per forward pass, in units of the model's `max_seq_length`: activations
 /// (attention scores grow with `batch × seq²`) stay bounded when long texts meet a big batch.
 /// 8 × 384 tokens is MPNet's worst case at 463 MB of wasm memory (README, "Memory"), while
-/// short SR sentences (≈14 tokens) still run 32 at a time.
+/// short SR sentences (≈14 tokens) still run 32 at a time. Capped by [`BATCH_TOKENS`].
 pub const BATCH_TOKENS_PER_MAX_SEQ: usize = 8;
+
+/// Padded tokens per forward pass at most, whatever the file's context length: BERT's 8 × 512.
+/// Without it a 2,048-token context (Qwen3, Gemma, nomic-bert) allowed 16,384, so 27 short
+/// texts joined a 450-token paragraph's batch and were padded to its length: one `embed` of
+/// 59 short texts and a paragraph took 4.6 s where two calls took 0.5 s.
+pub const BATCH_TOKENS: usize = 4096;
+
+/// Attention score cells (`sentences × longest length²`) per forward pass at most: BERT's
+/// 8 × 512². Long texts of a long-context file then share a batch only as BERT's would.
+pub const BATCH_ATTENTION: usize = 8 * 512 * 512;
+
+/// The padded tokens one forward pass may hold for a context of `max_seq_length` tokens (the
+/// batching's bound, and the memory estimate's).
+pub fn batch_tokens(max_seq_length: usize) -> usize {
+    (BATCH_TOKENS_PER_MAX_SEQ * max_seq_length.max(1)).min(BATCH_TOKENS)
+}
 
 /// How length-sorted inputs are cut into forward passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +44,16 @@ pub struct Batching {
     /// Bound on `sentences × longest length` (padded tokens) of one batch; a single text
     /// longer than this still forms a batch of one.
     pub max_tokens: usize,
+    /// Bound on `sentences × longest length²` (attention score cells per head) of one batch.
+    pub max_attention: usize,
 }
 
 impl Batching {
     pub fn for_model(info: &ModelInfo) -> Self {
         Self {
             max_sentences: DEFAULT_BATCH_SIZE,
-            max_tokens: BATCH_TOKENS_PER_MAX_SEQ * info.max_seq_length.max(1),
+            max_tokens: batch_tokens(info.max_seq_length),
+            max_attention: BATCH_ATTENTION,
         }
     }
 
@@ -45,8 +64,10 @@ impl Batching {
         for end in 1..=order.len() {
             let count = end - start;
             // Sorted ascending: the newest text is the longest, so it sets the padded length.
-            let fits =
-                count <= self.max_sentences && count * len(order[end - 1]) <= self.max_tokens;
+            let longest = len(order[end - 1]);
+            let fits = count <= self.max_sentences
+                && count * longest <= self.max_tokens
+                && count * longest * longest <= self.max_attention;
             if !fits && count > 1 {
                 batches.push(&order[start..end - 1]);
                 start = end - 1;
@@ -339,6 +360,7 @@ mod tests {
         let b = Batching {
             max_sentences: 3,
             max_tokens: 1000,
+            max_attention: usize::MAX,
         };
         assert_eq!(
             split(b, &[5, 5, 6, 7, 9, 9, 10]),
@@ -351,6 +373,7 @@ mod tests {
         let b = Batching {
             max_sentences: 32,
             max_tokens: 100,
+            max_attention: usize::MAX,
         };
         // 4 × 20 = 80 fits; a fifth text of 30 would pad to 5 × 30 = 150.
         assert_eq!(
@@ -371,6 +394,7 @@ mod tests {
         let b = Batching {
             max_sentences: 2,
             max_tokens: 100,
+            max_attention: usize::MAX,
         };
         let work = super::Work::of_sorted_lengths(&info, b, &[3, 4, 5]);
         assert_eq!((work.tokens, work.padded_tokens), (12, 2 * 4 + 5));
@@ -385,10 +409,50 @@ mod tests {
     }
 
     #[test]
+    fn long_texts_are_cut_by_attention_cells() {
+        let b = Batching {
+            max_sentences: 32,
+            max_tokens: 10_000,
+            max_attention: 3 * 100 * 100,
+        };
+        // Three of 100 tokens fit 30,000 cells; a fourth would make 40,000.
+        assert_eq!(split(b, &[100; 5]), [vec![0, 1, 2], vec![3, 4]]);
+    }
+
+    /// A long-context file (2,048 tokens, Qwen3's and Gemma's) batches short texts apart from a
+    /// paragraph, as a 512-token BERT does: the budget no longer grows with the context.
+    #[test]
+    fn a_long_context_does_not_pad_short_texts_to_a_paragraph() {
+        let info = |max_seq_length| crate::model::ModelInfo {
+            max_seq_length,
+            ..crate::model::info::test_info(8, 16, 2)
+        };
+        let mut lens = vec![14; 59];
+        lens.push(450);
+        for context in [512, 2048, 8192, 32_768] {
+            let b = Batching::for_model(&info(context));
+            let batches = split(b, &lens);
+            assert_eq!(
+                batches.last().unwrap(),
+                &vec![59],
+                "context {context}: the paragraph alone"
+            );
+            assert_eq!(
+                batches.len(),
+                3,
+                "context {context}: 32 + 27 short, then the paragraph"
+            );
+        }
+        assert_eq!(super::batch_tokens(384), 8 * 384, "MPNet as before");
+        assert_eq!(super::batch_tokens(2048), super::BATCH_TOKENS);
+    }
+
+    #[test]
     fn empty_input_gives_no_batch() {
         let b = Batching {
             max_sentences: 32,
             max_tokens: 2048,
+            max_attention: usize::MAX,
         };
         assert!(split(b, &[]).is_empty());
     }

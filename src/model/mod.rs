@@ -18,8 +18,8 @@ mod tokenizer;
 pub use architecture::Architecture;
 pub use config::EncoderConfig;
 pub use embedder::{
-    plan_batches, Batching, Embedder, Work, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE,
-    WORD_EMBEDDINGS,
+    batch_tokens, plan_batches, Batching, Embedder, Work, BATCH_TOKENS_PER_MAX_SEQ,
+    DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
 };
 pub use file::ModelFile;
 pub use info::{check_prefix, metadata_keys, LoadOptions, ModelInfo, TrainedFrom, FORMAT_VERSION};
