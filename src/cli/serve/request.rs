@@ -266,7 +266,8 @@ fn answer_api(
         // Read (and drop) what the client is still sending, so it gets the answer rather than
         // a reset; bounded by the idle timeout and 2 MB.
         let _ = conn.stream.shutdown(std::net::Shutdown::Write);
-        let _ = std::io::copy(&mut reader.take(2 << 20), &mut std::io::sink());
+        drop(reader); // read from the connection itself: the reader stops at head + body size
+        let _ = std::io::copy(&mut Read::take(conn, 2 << 20), &mut std::io::sink());
     }
     Ok(())
 }
