@@ -42,6 +42,16 @@ pub enum QuizSet {
     Czech,
 }
 
+impl QuizSet {
+    /// The set's name, as the JSON and `--set` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuizSet::Sr => "sr",
+            QuizSet::Czech => "czech",
+        }
+    }
+}
+
 impl std::str::FromStr for QuizSet {
     type Err = anyhow::Error;
 
@@ -113,7 +123,7 @@ fn check(n: usize, min_gap: f64, scale: f64) -> Result<()> {
     Ok(())
 }
 
-/// The first `n` of a seeded shuffle of `0..len` (a partial Fisher–Yates).
+/// A seeded shuffle of `0..len` (Fisher–Yates); the draws take its first rows.
 fn shuffled(len: usize, rng: &mut SplitMix64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..len).collect();
     for i in 0..len {

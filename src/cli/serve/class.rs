@@ -256,15 +256,11 @@ impl ClassServer {
     }
 
     fn create(&self, body: &[u8]) -> Result<Reply> {
-        let new: NewClass = match serde_json::from_slice(body) {
-            Ok(new) => new,
-            Err(e) => {
-                return Ok(refused(
-                    "400 Bad Request",
-                    format!("a new class is {{\"seed\", \"set\", \"questions\"}}: {e}"),
-                ))
-            }
-        };
+        let new: NewClass =
+            match parse_body(body, "a new class is {\"seed\", \"set\", \"questions\"}") {
+                Ok(new) => new,
+                Err(reply) => return Ok(reply),
+            };
         if let Err(e) = self.quiz(u64::from(new.seed), new.set, new.questions) {
             return Ok(refused("400 Bad Request", format!("{e:#}")));
         }
@@ -288,35 +284,29 @@ impl ClassServer {
             if store.class(&code)?.is_some() {
                 continue;
             }
-            let set = serde_json::to_value(new.set)?;
             store.create_class(&ClassRow {
                 code: code.clone(),
                 teacher_sha256: sha256_hex(&teacher),
                 seed: u64::from(new.seed),
-                set: set.as_str().unwrap_or("sr").to_owned(),
+                set: new.set,
                 questions: new.questions,
             })?;
             return Ok(json_reply(
                 "201 Created",
-                json!({"code": code, "teacher": teacher, "seed": new.seed, "set": set, "questions": new.questions}),
+                json!({"code": code, "teacher": teacher, "seed": new.seed, "set": new.set, "questions": new.questions}),
             ));
         }
         anyhow::bail!("no free class code after 8 tries")
     }
 
     fn class_quiz(&self, class: &ClassRow) -> Result<Arc<Quiz>> {
-        self.quiz(class.seed, class.set.parse()?, class.questions)
+        self.quiz(class.seed, class.set, class.questions)
     }
 
     fn put_answers(&self, class: &ClassRow, body: &[u8]) -> Result<Reply> {
-        let answers: Answers = match serde_json::from_slice(body) {
-            Ok(a) => a,
-            Err(e) => {
-                return Ok(refused(
-                    "400 Bad Request",
-                    format!("answers are {{\"device\", \"picks\"}}: {e}"),
-                ))
-            }
+        let answers: Answers = match parse_body(body, "answers are {\"device\", \"picks\"}") {
+            Ok(answers) => answers,
+            Err(reply) => return Ok(reply),
         };
         let device_ok = (16..=64).contains(&answers.device.len())
             && answers.device.bytes().all(|b| b.is_ascii_hexdigit());
@@ -381,6 +371,14 @@ impl ClassServer {
             body: out.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?,
         })
     }
+}
+
+/// A JSON body of the shape `what` describes, or the 400 that says why it is not one.
+fn parse_body<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+    what: &str,
+) -> std::result::Result<T, Reply> {
+    serde_json::from_slice(body).map_err(|e| refused("400 Bad Request", format!("{what}: {e}")))
 }
 
 /// Whether `authorization` is `Bearer TOKEN` with the class's teacher token.

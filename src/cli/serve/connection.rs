@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 /// any.
 pub(super) struct Deadlined {
     pub(super) stream: TcpStream,
-    /// A cell: the head's deadline gives way to the total cap while a reader still holds the connection.
-    pub(super) deadline: std::cell::Cell<Option<Instant>>,
+    pub(super) deadline: Option<Instant>,
     pub(super) idle: Duration,
     /// Since when, and how many bytes were written in the current idle window.
     pub(super) window: std::cell::Cell<(Instant, u64)>,
@@ -25,7 +24,7 @@ const MIN_PROGRESS_BYTES: u64 = 16 * 1024;
 
 impl Deadlined {
     fn time_left(&self) -> std::io::Result<Duration> {
-        let Some(deadline) = self.deadline.get() else {
+        let Some(deadline) = self.deadline else {
             return Ok(self.idle);
         };
         let left = deadline.saturating_duration_since(Instant::now());

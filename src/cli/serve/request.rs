@@ -86,15 +86,17 @@ pub(super) fn handle(
     cap_send_buffer(&stream);
     let total = limits.deadline.map(|d| accepted + d);
     let head_by = accepted + limits.header_deadline;
-    let conn = Deadlined {
+    let mut conn = Deadlined {
         stream,
-        deadline: std::cell::Cell::new(Some(total.map_or(head_by, |t| t.min(head_by)))),
+        deadline: Some(total.map_or(head_by, |t| t.min(head_by))),
         idle: limits.idle,
         window: std::cell::Cell::new((accepted, 0)),
     };
-    // The reader is kept for the body: what it read past the head is the body's start.
-    let mut reader = BufReader::new((&conn).take(MAX_HEAD_BYTES + MAX_BODY_BYTES));
+    let mut reader = BufReader::new((&conn).take(MAX_HEAD_BYTES));
     let head = read_head(&mut reader);
+    // What the head's reader took past the head is the start of a body.
+    let early = reader.buffer().to_vec();
+    drop(reader);
     let head = match head {
         Ok(head) => head,
         Err(e) if e.kind() == ErrorKind::TimedOut => {
@@ -111,14 +113,13 @@ pub(super) fn handle(
         return Ok(()); // connected and closed without a request (a browser's preconnect)
     }
     // The head is in: from now on only the idle timeout (and the total cap) apply.
-    conn.deadline.set(total);
+    conn.deadline = total;
     conn.window.set((Instant::now(), 0));
     let mut parts = head.line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     if let (Some(class), true) = (class, target.starts_with("/api/")) {
-        return answer_api(class, &conn, reader, &head, method, target);
+        return answer_api(class, &conn, &early, &head, method, target);
     }
-    drop(reader);
     let range = head.range;
     // 64 KB writes: each one also sets the socket's timeout to the time left.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, &conn);
@@ -218,12 +219,13 @@ fn read_head(reader: &mut impl BufRead) -> std::io::Result<Head> {
     }
 }
 
-/// Answers a class API request: its body (at most MAX_BODY_BYTES, else 413 without reading
-/// it whole) handed to the class server, its reply sent with the site's headers.
+/// Answers a class API request: its body (`early`: what came with the head; at most
+/// MAX_BODY_BYTES, else 413 without reading it whole) handed to the class server, its reply
+/// sent with the site's headers.
 fn answer_api(
     class: &ClassServer,
     conn: &Deadlined,
-    mut reader: impl Read,
+    early: &[u8],
     head: &Head,
     method: &str,
     target: &str,
@@ -239,9 +241,12 @@ fn answer_api(
             format!("a request body may be {MAX_BODY_BYTES} bytes at most, not {n}"),
         )),
         length => {
-            let mut body = Vec::new();
-            let n = length.as_ref().map_or(0, |l| *l.as_ref().unwrap_or(&0));
-            (&mut reader).take(n).read_to_end(&mut body)?;
+            let n = match length {
+                Some(Ok(n)) => *n,
+                _ => 0,
+            };
+            let mut body = early[..early.len().min(n as usize)].to_vec();
+            Read::take(conn, n - body.len() as u64).read_to_end(&mut body)?;
             if (body.len() as u64) < n {
                 return Ok(()); // the client went away mid-body
             }
@@ -266,7 +271,6 @@ fn answer_api(
         // Read (and drop) what the client is still sending, so it gets the answer rather than
         // a reset; bounded by the idle timeout and 2 MB.
         let _ = conn.stream.shutdown(std::net::Shutdown::Write);
-        drop(reader); // read from the connection itself: the reader stops at head + body size
         let _ = std::io::copy(&mut Read::take(conn, 2 << 20), &mut std::io::sink());
     }
     Ok(())

@@ -7,6 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::eval::quiz::QuizSet;
+
 /// A class as stored: its quiz and its teacher's token (as a sha256: the token itself is never
 /// kept).
 #[derive(Debug, Clone, PartialEq)]
@@ -14,7 +16,7 @@ pub struct ClassRow {
     pub code: String,
     pub teacher_sha256: String,
     pub seed: u64,
-    pub set: String,
+    pub set: QuizSet,
     pub questions: usize,
 }
 
@@ -72,7 +74,7 @@ impl Store {
                 row.code,
                 row.teacher_sha256,
                 row.seed as i64,
-                row.set,
+                row.set.as_str(),
                 row.questions as i64
             ],
         )?;
@@ -90,7 +92,9 @@ impl Store {
                         code: r.get(0)?,
                         teacher_sha256: r.get(1)?,
                         seed: r.get::<_, i64>(2)? as u64,
-                        set: r.get(3)?,
+                        set: r.get::<_, String>(3)?.parse().map_err(|e: anyhow::Error| {
+                            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, e.into())
+                        })?,
                         questions: r.get::<_, i64>(4)? as usize,
                     })
                 },
