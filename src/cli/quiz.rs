@@ -75,6 +75,8 @@ pub fn run(args: QuizArgs) -> Result<()> {
             let embedder = load_model(path, args.backend, &args.load)?;
             let answer = |encoder| -> Result<QuizScore> {
                 let scored = Scored::new(&embedder, encoder);
+                // A pair per call, as the page's `similarity`: the same batches, so the same
+                // cosines to the last bit, and the same choices on a near tie.
                 let cosines = quiz
                     .pairs()
                     .into_iter()

@@ -22,6 +22,14 @@ const POLL_MS = 2000;
 const DEVICE_KEY = 'sr-bench.device';
 const teacherKey = (code) => `sr-bench.class.${code}`;
 
+/** The teacher's token for a class, kept for this tab's session (a reload keeps the teacher's
+ * view); with storage off, nothing is kept (the page still holds it in `state.klass`). */
+const tokens = {
+  get(code) { try { return sessionStorage.getItem(teacherKey(code)); } catch { return null; } },
+  set(code, token) { try { sessionStorage.setItem(teacherKey(code), token); } catch { /* this page only */ } },
+  forget(code) { try { sessionStorage.removeItem(teacherKey(code)); } catch { /* nothing kept */ } },
+};
+
 /** The class API's answer, or an Error with its message. */
 async function api(path, { method = 'GET', token = null, body = undefined } = {}) {
   const headers = /** @type {Record<string, string>} */ ({});
@@ -116,7 +124,7 @@ export function leaveClass(state) {
 export async function joinClass(state, code) {
   try {
     const c = await api(`/${encodeURIComponent(code)}`);
-    const token = sessionStorage.getItem(teacherKey(c.code));
+    const token = tokens.get(c.code);
     state.klass = { code: c.code, token, timer: 0, model: null };
     return c;
   } catch (err) {
@@ -159,7 +167,7 @@ async function startClass(state) {
   if (!q) return;
   try {
     const made = await api('', { method: 'POST', body: { seed: q.seed, set: q.set, questions: q.questions } });
-    sessionStorage.setItem(teacherKey(made.code), made.teacher);
+    tokens.set(made.code, made.teacher);
     state.klass = { code: made.code, token: made.teacher, timer: 0, model: null };
     scheduleUrlWrite(state);
     showTeacher(state);
@@ -196,7 +204,7 @@ export function setupClass(state) {
     const k = state.klass;
     try {
       await api(`/${k.code}`, { method: 'DELETE', token: k.token });
-      sessionStorage.removeItem(teacherKey(k.code));
+      tokens.forget(k.code);
       leaveClass(state);
       scheduleUrlWrite(state);
       setMessage($('class-status'), `Class ${k.code} and its answers are deleted.`);

@@ -165,11 +165,6 @@ async function finish(state) {
   }
 }
 
-/** Right answers of a list of choices (null: a tie, ½). */
-function correctOf(questions, choices) {
-  return questions.reduce((sum, q, i) => sum + (choices[i] === null ? 0.5 : choices[i] === q.answer ? 1 : 0), 0);
-}
-
 const count = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
 
 function figure(id, label, correct, n, note) {
@@ -184,7 +179,7 @@ function renderResult(state, r) {
   const quiz = state.quiz;
   const qs = r.quiz.questions;
   const n = qs.length;
-  const mine = correctOf(qs, quiz.answers);
+  const mine = qs.filter((q, i) => quiz.answers[i] === q.answer).length; // the model's count (ties ½) is Rust's
   const model = r.model.accuracy.correct;
   const baseline = r.baseline.accuracy.correct;
   const name = state.loaded ? `${state.loaded.info.name} · ${state.loaded.info.dtype}` : 'the model';
