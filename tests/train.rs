@@ -21,18 +21,8 @@ use sr_bench::model::{cosine, ModelFile};
 use sr_bench::train::data::{dev_set, AUGMENT_FROM, HELD_OUT};
 use sr_bench::train::{training_set, Pair, Recipe, TrainData, Trainer, TrainingSet};
 
-/// The tiny random BERT as our f32 file (converted once per test binary).
 fn tiny_bert() -> PathBuf {
-    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    FILE.get_or_init(|| {
-        let dir = common::root().join("tests/artifacts/llama/bert-unigram.hf");
-        assert!(dir.exists(), "{}: run ./build.sh fixtures", dir.display());
-        let out = convert_common::temp_dir("train-tiny");
-        let (ok, _, stderr) = convert_common::convert_from(&dir, &out, &["--dtype", "f32"]);
-        assert!(ok, "{stderr}");
-        out.join("bert-unigram.hf.f32.gguf")
-    })
-    .clone()
+    convert_common::tiny_bert_f32()
 }
 
 fn pairs(n: usize) -> Vec<Pair> {

@@ -16,6 +16,11 @@ impl SplitMix64 {
         Self { state: seed }
     }
 
+    /// Where the sequence stands: `SplitMix64::new(g.state())` continues it exactly.
+    pub fn state(&self) -> u64 {
+        self.state
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -5,24 +5,26 @@
 //! first steps and then decayed linearly to 0, dropout as in the model's config, and the
 //! checkpoint of the epoch that scores best on STS-B dev kept.
 
+mod adamw;
+pub mod checkpoint;
 pub mod data;
 pub mod encoder;
 mod fit;
 mod trainer;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use data::{training_set, Pair, TrainData, TrainingSet};
 pub use encoder::{Dropout, TrainableEncoder};
-pub use fit::scheduled_lr;
+pub use fit::{scheduled_lr, Checkpoints};
 pub use trainer::Trainer;
 
 /// Metadata keys a trained file adds to its base file's.
 pub use crate::model::metadata_keys::train as keys;
 
 /// What a run does (`sr-bench train`'s flags).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recipe {
     pub data: String,
     pub epochs: usize,
@@ -57,7 +59,7 @@ impl Recipe {
 }
 
 /// The JSON log (`train-log.json`): the recipe, the loss of every step, STS-B dev per epoch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrainLog {
     pub base_model: String,
     pub base_sha256: String,
@@ -71,6 +73,9 @@ pub struct TrainLog {
     pub dev_spearman: Vec<f64>,
     /// The epoch whose weights were kept (0: none beat the base model).
     pub kept_epoch: usize,
+    /// The steps at which the run was resumed from a checkpoint (`--resume`), if ever.
+    #[serde(default)]
+    pub resumed_at: Vec<usize>,
     /// The whole run, the dev evaluations included.
     pub seconds: f64,
     /// Training steps only (forward, backward, update): the speed figure.
@@ -83,6 +88,10 @@ pub struct StepProgress {
     pub epoch: usize,
     pub done: usize,
     pub total: usize,
+    /// Steps done before this process started (a resumed run's), for the time left.
+    pub resumed_at: usize,
     pub loss: f64,
     pub elapsed_s: f64,
+    /// A checkpoint was written after this step.
+    pub checkpoint: bool,
 }

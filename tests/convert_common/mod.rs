@@ -98,3 +98,19 @@ pub fn pooling(modes: &'static [&'static str]) -> impl FnOnce(&Path) {
         })
     }
 }
+
+/// The tiny random BERT of `./build.sh fixtures` (3 layers, 128 wide, a 3,000-piece Unigram
+/// vocabulary trained on the SR texts) as our f32 file, converted once per test binary: what
+/// the training tests train.
+pub fn tiny_bert_f32() -> PathBuf {
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    FILE.get_or_init(|| {
+        let dir = common::root().join("tests/artifacts/llama/bert-unigram.hf");
+        assert!(dir.exists(), "{}: run ./build.sh fixtures", dir.display());
+        let out = temp_dir("train-tiny");
+        let (ok, _, stderr) = convert_from(&dir, &out, &["--dtype", "f32"]);
+        assert!(ok, "{stderr}");
+        out.join("bert-unigram.hf.f32.gguf")
+    })
+    .clone()
+}
