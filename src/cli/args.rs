@@ -126,6 +126,10 @@ pub(super) enum Command {
         /// cosine) to this file.
         #[arg(long, value_name = "FILE")]
         pairs_csv: Option<PathBuf>,
+        /// Also write STS-B test's retrieval ranking and judgements in TREC format (for
+        /// trec_eval): DIR/stsb_test.run (the top 10 per query) and DIR/stsb_test.qrels.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["no_stsb_test", "pairs"])]
+        trec: Option<PathBuf>,
         /// Pairwise accuracy keeps the SR rows whose two gold scores differ by at least this
         /// much (0–5 scale; the report's `pairwise`).
         #[arg(long, value_name = "N", default_value_t = crate::eval::pairwise::DEFAULT_MIN_GAP)]

@@ -26,7 +26,7 @@ use crate::scoring::Scored;
 pub(crate) use args::LoadArgs;
 use args::{Cli, Command};
 use input::{load_model, parse_data_file, read_file, some_sr_files, sr_files};
-use report::{evaluate, prefix_note, write_json, write_pairs_csv, write_report};
+use report::{evaluate, prefix_note, write_json, write_pairs_csv, write_report, write_trec};
 
 pub fn main() -> ExitCode {
     match run(Cli::parse()) {
@@ -100,6 +100,7 @@ fn run(cli: Cli) -> Result<()> {
             pairs,
             json,
             pairs_csv,
+            trec,
             min_gap,
             baseline,
             backend,
@@ -158,6 +159,7 @@ fn run(cli: Cli) -> Result<()> {
                 report.set_pairwise_baseline(static_run.pairwise)?;
             }
             write_pairs_csv(&report, pairs_csv.as_deref())?;
+            write_trec(&report, trec.as_deref())?;
             write_report(&report, json.as_deref())?;
         }
         Command::EvalCzech {

@@ -47,6 +47,25 @@ pub(super) fn write_pairs_csv(report: &Report, path: Option<&Path>) -> Result<()
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Writes STS-B test's retrieval run and qrels in TREC format into `dir`, if given.
+pub(super) fn write_trec(report: &Report, dir: Option<&Path>) -> Result<()> {
+    let Some(dir) = dir else { return Ok(()) };
+    let scores = &report
+        .retrieval
+        .as_ref()
+        .context("no retrieval was scored (it comes from STS-B test)")?
+        .stsb_test;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, text) in [
+        ("stsb_test.run", &scores.trec.run),
+        ("stsb_test.qrels", &scores.trec.qrels),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Prints the Table 4 layout; writes the JSON report (without per-pair rows) if asked.
 pub(super) fn write_report(report: &Report, json: Option<&Path>) -> Result<()> {
     write_json(&crate::eval::format_table(report), report, json)

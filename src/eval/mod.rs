@@ -11,6 +11,7 @@
 //! - [`paper`]: the paper's Table 4 (`paper_table4.json`, compiled in) and reference numbers.
 //! - [`table`]: the plain-text layouts (Table 4, Czech News STS).
 //! - [`compare`]: several reports side by side (Table 4 layout, CSV).
+//! - [`retrieval`]: STS-B test as a retrieval task (nDCG@10, MRR@10; TREC files).
 //! - [`czech`]: the model against a random human and the oracle bound (Sido et al.).
 //! - [`quiz`]: a person against the model on pairwise accuracy's questions, drawn by a seed.
 //! - [`rng`]: the seeded PRNG behind the quick split and the bootstrap.
@@ -23,6 +24,7 @@ pub mod metrics;
 pub mod paper;
 pub mod quiz;
 pub mod report;
+pub mod retrieval;
 pub mod rng;
 pub mod runner;
 pub mod split;

@@ -40,6 +40,7 @@ use crate::eval::metrics::{
     mse, pearson, round_to, spearman, spearman_ci95, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
 };
 use crate::eval::paper::{paper_reference, PaperRow};
+use crate::eval::retrieval::RetrievalReport;
 use crate::eval::split::Split;
 
 /// The two SR dimensions.
@@ -135,6 +136,10 @@ pub struct Report {
     /// the model and the paper has it; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paper: Option<PaperRow>,
+    /// Retrieval (nDCG@10, MRR@10) from the graded pairs evaluated (STS-B test: see
+    /// [`crate::eval::retrieval`]); absent when STS-B test was not evaluated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrieval: Option<RetrievalReport>,
     /// Czech News STS: model vs random human vs oracle; absent when not evaluated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub czech_news_sts: Option<CzechReport>,

@@ -159,6 +159,17 @@ pub fn format_table(report: &Report) -> String {
             None => out += "\n",
         }
     }
+    if let Some(r) = &report.retrieval {
+        let r = &r.stsb_test;
+        out += &format!(
+            "STS-B test as retrieval ({} queries, {} documents; relevant: gold >= {}): nDCG@10 {}, MRR@10 {}\n",
+            r.queries,
+            r.documents,
+            r.min_gold,
+            number(100.0 * r.ndcg_at_10, false),
+            number(100.0 * r.mrr_at_10, false)
+        );
+    }
     if let Some(czech) = &report.czech_news_sts {
         out += "\n";
         out += &format_czech(czech);
