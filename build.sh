@@ -137,6 +137,8 @@ build_wasm() {
 assemble_site() {
   step "site → www/dist/"
   rm -rf www/dist && mkdir -p www/dist/data
+  # The Results view: the project's recorded rows (docs/results, bench/results.sh) and Table 4.
+  "$CLI" results docs/results --out www/dist/results.json
   bash www/assemble.sh www/dist   # also the wasm package (www/pkg)
   mkdir -p www/dist/models && cp www/models/*.gguf www/models/manifest.json www/dist/models/
   # What the page reads (shared/protocol.js's ALL_DATA_PATHS): not STS-B train and dev,

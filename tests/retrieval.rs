@@ -41,21 +41,12 @@ fn ndcg_and_mrr_equal_trec_evals_on_the_same_ranking() {
     let dir = cli_common::temp_dir("retrieval", "trec");
     let model = common::model_path("all-MiniLM-L6-v2", "q8_0");
     let json = dir.join("report.json");
-    let (ok, stdout, stderr) = cli_common::sr_bench(&[
-        "eval",
-        "--model",
-        model.to_str().unwrap(),
-        "--data",
-        common::data_dir().to_str().unwrap(),
-        "--split",
-        "quick",
-        "--files",
-        "biosses",
-        "--trec",
-        dir.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let trec = dir.to_str().unwrap();
+    let (ok, stdout, stderr) = cli_common::eval_to_json(
+        &model,
+        &["--split", "quick", "--files", "biosses", "--trec", trec],
+        &json,
+    );
     assert!(ok, "{stderr}");
     assert!(stdout.contains("STS-B test as retrieval"), "{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();

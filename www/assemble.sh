@@ -74,10 +74,13 @@ PRECACHE_SHELL="index.html style.css favicon.svg $(echo "$SCRIPTS" | tr ' ' '\n'
 DATA_PATHS=$(cd "$WWW" && node --input-type=module -e "import('./shared/protocol.js').then((m) => console.log(m.ALL_DATA_PATHS.join(' ')))")
 [ -n "$DATA_PATHS" ] || { echo "assemble.sh: could not read ALL_DATA_PATHS from www/shared/protocol.js" >&2; exit 1; }
 PRECACHE_DATA="pkg/sr_bench.js pkg/sr_bench_bg.wasm $DATA_PATHS models/manifest.json"
+# The Results view's table, when build.sh made it (`sr-bench results`) before calling us.
+[ ! -f "$DIST/results.json" ] || PRECACHE_DATA="$PRECACHE_DATA results.json"
 source_of() {
   case $1 in
     vendor/chart.umd.min.js) echo "$CHART/dist/chart.umd.min.js" ;;
     data/*) echo "$ROOT/$1" ;;
+    results.json) echo "$DIST/$1" ;;
     *) echo "$WWW/$1" ;;
   esac
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{explain, probe, quiz, serve, site, train};
+use super::{explain, probe, quiz, results, serve, site, train};
 use crate::backend::BackendKind;
 use crate::eval::{default_data_dir, Encoder, Split};
 use crate::model::LoadOptions;
@@ -213,6 +213,9 @@ pub(super) enum Command {
     /// Fine-tune an f32 BERT or MPNet file on STS-B train, the SR-style pairs (§4.2), shuffled
     /// sentences (§4.1) or your own pairs; writes the trained model (f32, q8_0) and its log.
     Train(train::TrainArgs),
+    /// Join the project's recorded results (docs/results/*.json, bench/results.sh) and the
+    /// paper's Table 4 into the site's Results view (results.json).
+    Results(results::ResultsArgs),
     /// Benchmark: model load time and sentences/s embedding SR sentences in batches.
     Bench {
         /// The .gguf model file(s).

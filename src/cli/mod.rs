@@ -10,6 +10,7 @@ mod input;
 mod probe;
 mod quiz;
 mod report;
+mod results;
 mod serve;
 mod site;
 mod train;
@@ -196,6 +197,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Quiz(args) => quiz::run(args)?,
         Command::Site(args) => site::run(args)?,
         Command::Train(args) => train::run(args)?,
+        Command::Results(args) => results::run(args)?,
         Command::Serve {
             dir,
             host,

@@ -46,8 +46,8 @@ pub use data::{
 pub use folder::default_data_dir;
 pub use metrics::{mse, pearson, rmse, spearman, spearman_ci95};
 pub use paper::{
-    paper_reference, reference_spearman, PaperReference, PaperRow, PaperScores, ReferenceSpearman,
-    REFERENCES,
+    paper_reference, paper_table4, reference_spearman, PaperReference, PaperRow, PaperScores,
+    ReferenceSpearman, REFERENCES,
 };
 pub use report::pairwise;
 pub use report::{

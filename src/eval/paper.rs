@@ -142,6 +142,13 @@ pub struct ReferenceSpearman {
     pub stsb_test: Option<f64>,
 }
 
+/// Every row of the paper's Table 4, by model name (the Results view shows them beside ours).
+pub fn paper_table4() -> BTreeMap<String, PaperRow> {
+    serde_json::from_str::<PaperTable4File>(PAPER_TABLE4)
+        .map(|t| t.paper_table4)
+        .unwrap_or_default()
+}
+
 /// The reference numbers for `model`, matched case-insensitively on its last path segment
 /// (`"sentence-transformers/all-MiniLM-L6-v2"` finds `all-MiniLM-L6-v2`); `None` if the paper
 /// does not have it.

@@ -42,6 +42,23 @@ pub fn sr_bench(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `sr-bench eval` of `model` on the data folder of the tests, `extra` flags added, the report
+/// written to `json`: (success, stdout, stderr).
+pub fn eval_to_json(model: &Path, extra: &[&str], json: &Path) -> (bool, String, String) {
+    let data = super::common::data_dir();
+    let mut args = vec![
+        "eval",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    sr_bench(&args)
+}
+
 /// A fresh folder `<prefix>-<pid>-<name>` under cargo's temp folder for tests (removed first
 /// if a run left it).
 pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {

@@ -211,6 +211,22 @@ describe('sr-bench web demo', () => {
 
     const cli = cliReport();
     await assertQuickTableEquals(page, cli);
+    // The Results view: every recorded row of results.json (docs/results), the paper's rows,
+    // and this run beside them, its figures the CLI's (retrieval included).
+    const measured = await page.evaluate(async () => (await fetch('results.json')).json());
+    assert.ok(measured.rows.length >= 5, `${measured.rows.length} recorded rows`);
+    assert.deepEqual(await page.$$eval('#measured-body tr[data-who="sr-bench"]', (trs) => trs.map((tr) => tr.dataset.id)),
+      measured.rows.map((r) => r.id), 'every recorded row, in order');
+    assert.equal(await page.locator('#measured-body tr[data-who="paper"]').count(), Object.keys(measured.paper).length);
+    const mine = page.locator('#measured-body tr[data-who="you"]').last();
+    const mineValue = async (col) => Number(await mine.locator(`td[data-col="${col}"]`).getAttribute('data-value'));
+    assert.ok(Math.abs((await mineValue('stsb')) - cli.stsb_test.spearman) <= 0.01, 'STS-B test in the Results view');
+    assert.ok(Math.abs((await mineValue('ndcg10')) - 100 * cli.retrieval.stsb_test.ndcg_at_10) <= 0.01,
+      'the page scores retrieval as the CLI does');
+    const quickRow = measured.rows.find((r) => r.id === 'all-MiniLM-L6-v2.q8_0.quick');
+    assert.ok(Math.abs((await mineValue('relation_avg')) - quickRow.report.results.relation.avg_spearman) <= 0.01,
+      'this run equals the recorded quick row of the same file');
+    assert.equal(await mine.locator('td[data-col="sha256"]').getAttribute('title'), quickRow.model_sha256);
     // Pairwise accuracy: the page's row and sentence equal the CLI's report (its `pairwise`).
     assert.ok(cli.pairwise, 'the CLI report has pairwise accuracy');
     for (const f of [...FILES, 'all']) {

@@ -13,6 +13,7 @@ import { createBars } from './charts.js';
 import { $, el, download, fmt2, setMessage } from './ui.js';
 import { modelSource } from './export.js';
 import { coversEveryFile } from './results.js';
+import { renderMeasured } from './measured.js';
 
 /** @typedef {import('./state.js').PageState} PageState */
 
@@ -76,6 +77,8 @@ export function runRow(id, result) {
     structure_avg: cells.structure_avg,
     relation_avg: cells.relation_avg,
     stsb_test_spearman: finite(report.stsb_test?.spearman),
+    // STS-B test as retrieval, nDCG@10 ×100 (the Results view's column).
+    retrieval_ndcg10: finite(report.retrieval?.stsb_test?.ndcg_at_10 * 100),
     pairwise_all: cells.pairwise_all,
     data: dataOf(report),
     czech_news_sts_pearson: finite(report.czech_news_sts?.model?.pearson),
@@ -92,6 +95,7 @@ export function runRow(id, result) {
 export function recordRun(state, result) {
   state.runs.push(runRow(state.runs.length + 1, result));
   renderCompare(state);
+  renderMeasured(state);
 }
 
 /** The runs in the table's order, with their rank under that order. */

@@ -22,6 +22,7 @@ import { setupPrefix } from './prefix.js';
 import { setupOwnPairs } from './own-pairs.js';
 import { setupUrlModel } from './url-model.js';
 import { setupCompare } from './compare.js';
+import { setupMeasured } from './measured.js';
 import { setupLesson } from './lesson.js';
 import { openQuiz, setupQuiz } from './quiz.js';
 import { joinClass, setupClass } from './class.js';
@@ -157,6 +158,7 @@ async function main() {
   setupOwnPairs(state);
   setupUrlModel(state);
   setupCompare(state);
+  setupMeasured(state);
   setupLesson(state);
   setupQuiz(state);
   setupClass(state);

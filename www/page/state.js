@@ -47,6 +47,9 @@ export function createState() {
     localFile: null,
     /** Every finished run in this tab, oldest first (compare.js). */
     runs: [],
+    /** The Results view's results.json (measured.js): the project's rows and the paper's.
+     * @type {{rows: any[], paper: Record<string, any>}|null} */
+    measured: null,
     /** The compare panel's sort (column key, descending?) and bar chart. */
     compareSort: { key: 'relation_avg', descending: true },
     compareChart: null,

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Records the project's measured results: each row one `sr-bench eval --json` report wrapped with
+# what produced it (the command, the model file and its sha256, the date, the machine), written to
+# docs/results/<id>.json. The site's Results view is built from those files (`sr-bench results`,
+# run by build.sh); tests/results.rs recomputes the quick-split row of MiniLM q8_0.
+#
+#   bash bench/results.sh                        # the released files and the baseline
+#   TRAINED=bench/out/train bash bench/results.sh  # plus every trained q8_0 file found there
+#   ONLY=all-MiniLM-L6-v2.q8_0.quick bash bench/results.sh   # one row again
+#
+# Needs ./build.sh build first (target/release/sr-bench, www/models, data/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLI=target/release/sr-bench
+OUT=docs/results
+[ -x "$CLI" ] && [ -f data/stsb/stsb-en-test.csv ] || { echo "run ./build.sh build first" >&2; exit 1; }
+mkdir -p "$OUT"
+MACHINE="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(uname -sm)"
+
+# row ID MODEL_FILE EVAL_ARGS...: one report, wrapped.
+row() {
+  local id=$1 model=$2; shift 2
+  [ -z "${ONLY:-}" ] || [ "$ONLY" = "$id" ] || return 0
+  [ -f "$model" ] || { echo "$id: $model is missing (skipped)" >&2; return 0; }
+  echo "== $id"
+  local json; json=$(mktemp)
+  "$CLI" eval --model "$model" --data data "$@" --json "$json" >/dev/null
+  python3 - "$OUT/$id.json" "$id" "$model" "$MACHINE" "$json" "sr-bench eval --model $(basename "$model") $*" <<'EOF'
+import hashlib, json, sys, datetime
+out, id_, model, machine, report, command = sys.argv[1:]
+row = {
+    "id": id_,
+    "command": command,
+    "model_file": model.split("/")[-1],
+    "model_sha256": hashlib.sha256(open(model, "rb").read()).hexdigest(),
+    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+    "machine": machine,
+    "report": json.load(open(report)),
+}
+with open(out, "w") as f:
+    json.dump(row, f, indent=1)
+    f.write("\n")
+EOF
+  rm -f "$json"
+}
+
+M=www/models
+row all-MiniLM-L6-v2.q8_0.full "$M/all-MiniLM-L6-v2.q8_0.gguf" --split full
+row all-MiniLM-L6-v2.q8_0.quick "$M/all-MiniLM-L6-v2.q8_0.gguf" --split quick
+row all-MiniLM-L6-v2.f32.full "$M/all-MiniLM-L6-v2.f32.gguf" --split full
+row all-MiniLM-L6-v2.baseline.full "$M/all-MiniLM-L6-v2.q8_0.gguf" --split full --baseline static
+row all-mpnet-base-v2.q8_0.full "$M/all-mpnet-base-v2.q8_0.gguf" --split full
+row multilingual-e5-small.q4_0.quick "$M/multilingual-e5-small.q4_0.gguf" --split quick
+if [ -n "${TRAINED:-}" ]; then
+  for f in "$TRAINED"/*.q8_0.gguf; do
+    [ -e "$f" ] || continue
+    row "$(basename "$f" .gguf).full" "$f" --split full
+  done
+fi
+echo "wrote $OUT/ ($(ls "$OUT" | wc -l) rows)"
