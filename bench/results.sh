@@ -25,7 +25,7 @@ row() {
   echo "== $id"
   local json; json=$(mktemp)
   "$CLI" eval --model "$model" --data data "$@" --json "$json" >/dev/null
-  python3 - "$OUT/$id.json" "$id" "$model" "$MACHINE" "$json" "sr-bench eval --model $(basename "$model") $*" <<'EOF'
+  python3 - "$OUT/$id.json" "$id" "$model" "$MACHINE" "$json" "sr-bench eval --model $(basename "$model") $(printf '%q ' "$@" | sed 's/ $//')" <<'EOF'
 import hashlib, json, sys, datetime
 out, id_, model, machine, report, command = sys.argv[1:]
 row = {
@@ -51,6 +51,11 @@ row all-MiniLM-L6-v2.f32.full "$M/all-MiniLM-L6-v2.f32.gguf" --split full
 row all-MiniLM-L6-v2.baseline.full "$M/all-MiniLM-L6-v2.q8_0.gguf" --split full --baseline static
 row all-mpnet-base-v2.q8_0.full "$M/all-mpnet-base-v2.q8_0.gguf" --split full
 row multilingual-e5-small.q4_0.quick "$M/multilingual-e5-small.q4_0.gguf" --split quick
+# EmbeddingGemma-300m's real weights (`./build.sh fixtures full`), with and without the card's
+# prompt for similarity; quick split (a full one takes hours on two cores).
+G=tests/artifacts/llama/embeddinggemma-300m.q8_0.gguf
+row embeddinggemma-300m.q8_0.quick "$G" --split quick --prefix ""
+row embeddinggemma-300m.q8_0.sts-prompt.quick "$G" --split quick --prefix "task: sentence similarity | query: "
 if [ -n "${TRAINED:-}" ]; then
   for f in "$TRAINED"/*.q8_0.gguf; do
     [ -e "$f" ] || continue

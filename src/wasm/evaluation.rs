@@ -27,6 +27,13 @@ fn not_prepared(call: &str) -> JsValue {
     )
 }
 
+/// A chunk handed out for embedding elsewhere: its position in the run and its texts.
+#[derive(Serialize)]
+struct Chunk<'a> {
+    start: usize,
+    texts: Vec<&'a str>,
+}
+
 #[wasm_bindgen]
 impl Evaluation {
     /// `split`: "quick" | "full"; `encoder`: "model" | "static" (the syntax-blind baseline).
@@ -109,14 +116,23 @@ impl Evaluation {
     /// empty once all are handed out. Give the vectors back with `accept_embeddings(start, …)`,
     /// in any order. Drive a run either with `step` or with `next_chunk`/`accept_embeddings`.
     pub fn next_chunk(&mut self, max_sentences: usize) -> Result<JsValue, JsValue> {
-        #[derive(Serialize)]
-        struct Chunk<'a> {
-            start: usize,
-            texts: Vec<&'a str>,
-        }
         let (start, texts) = self
             .run_mut("next_chunk")?
             .claim(max_sentences)
+            .map_err(js_error)?;
+        to_js(&Chunk { start, texts })
+    }
+
+    /// `next_chunk` bounded by padded tokens too: at most `max_tokens` (the chunk's longest
+    /// sentence × its size), so chunks of long and short texts cost about the same.
+    pub fn next_chunk_within(
+        &mut self,
+        max_sentences: usize,
+        max_tokens: usize,
+    ) -> Result<JsValue, JsValue> {
+        let (start, texts) = self
+            .run_mut("next_chunk_within")?
+            .claim_within(max_sentences, max_tokens)
             .map_err(js_error)?;
         to_js(&Chunk { start, texts })
     }

@@ -8,7 +8,7 @@
 import { Evaluation, pairs_csv } from '../pkg/sr_bench.js';
 import { ERR, SR_FILES, EVAL_CHUNK, DATA_PATHS, CZECH_PATH, MAX_PAIRS_BYTES } from '../shared/protocol.js';
 import { codedError, messageOf } from '../shared/errors.js';
-import { EmbedPool, POOL_CHUNK } from './pool.js';
+import { EmbedPool, POOL_CHUNK, POOL_TOKENS } from './pool.js';
 import { defaultPoolSize } from '../shared/pool-size.js';
 import { backendStatus, dropPool, exclusive, post, requireModel, toPlain, yieldToEvents } from './engine-state.js';
 
@@ -78,7 +78,7 @@ function poolStrategy(engine, pool) {
       const t0 = performance.now();
       try {
         await pool.drain(
-          () => run.ev.next_chunk(POOL_CHUNK),
+          () => run.ev.next_chunk_within(POOL_CHUNK, POOL_TOKENS),
           (chunk, embeddings) => run.report(run.ev.accept_embeddings(chunk.start, chunk.texts.length, embeddings)),
           run.cancelled,
           (message) => run.notice('helper-replaced', message),

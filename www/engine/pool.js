@@ -6,14 +6,19 @@
 //
 // Work is handed out dynamically: `drain` asks `next()` for a chunk whenever a helper has fewer
 // than PIPELINE chunks queued, so fast helpers take more and all finish together. Chunks come
-// length-sorted, longest first (Evaluation.next_chunk), so the last chunks are the quick ones.
+// length-sorted, longest first, bounded by sentences and padded tokens
+// (Evaluation.next_chunk_within), so the last chunks are the quick ones.
 
 import { ERR, HELPER_REQ } from '../shared/protocol.js';
 import { codedError } from '../shared/errors.js';
 import { RpcClient } from '../shared/rpc.js';
 
-/** Sentences per chunk handed to a helper (one `embed` call there, i.e. two batches of 32). */
+/** Sentences per chunk handed to a helper, at most (one `embed` call there, i.e. two batches of 32). */
 export const POOL_CHUNK = 64;
+/** Padded tokens per chunk, at most (its longest sentence × its size): 64 sentences of up to 32
+ * tokens, fewer of longer ones, one of a whole-context paragraph. A chunk then costs about what
+ * its tokens cost, and a few long texts no longer hold one helper while the others idle. */
+export const POOL_TOKENS = 64 * 32;
 /** Chunks queued per helper: the next one is already there when one finishes. */
 const PIPELINE = 2;
 /** Compiles the wasm module once; helpers instantiate the same compiled module. */

@@ -133,6 +133,26 @@ impl EvalRun {
         Ok((start, texts))
     }
 
+    /// [`EvalRun::claim`] bounded by padded tokens as well: the chunk's longest sentence (its
+    /// first: chunks go out longest first) times the chunk's size stays within `max_tokens`,
+    /// so a chunk of long texts is small and one of short texts large, each about the same
+    /// work (at least one sentence, at most `max_sentences`).
+    pub fn claim_within(
+        &mut self,
+        max_sentences: usize,
+        max_tokens: usize,
+    ) -> Result<(usize, Vec<&str>)> {
+        if max_tokens == 0 {
+            bail!("claim_within: max_tokens must be at least 1");
+        }
+        let end = self.order.len() - self.claimed;
+        let fit = match end {
+            0 => max_sentences,
+            _ => (max_tokens / self.keys[self.order[end - 1]].max(1)).max(1),
+        };
+        self.claim(max_sentences.min(fit))
+    }
+
     /// Sentences handed out by [`EvalRun::claim`] so far.
     pub fn claimed(&self) -> usize {
         self.claimed

@@ -150,6 +150,45 @@ fn claim_accept_in_any_order_equals_step() {
     assert!(run.accept(0, vec![vec![1.0; 32]]).is_err(), "not claimed");
 }
 
+#[test]
+fn chunks_within_a_token_budget_shrink_for_long_texts_and_grow_for_short() {
+    let encoder = FakeEncoder::default();
+    let mut run = EvalRun::new(small_plan(), &encoder);
+    let lengths = run.sorted_lengths();
+    let budget = 2 * lengths.last().unwrap() + 1;
+    let mut sizes = Vec::new();
+    let mut chunks = Vec::new();
+    loop {
+        let (start, texts) = run.claim_within(8, budget).unwrap();
+        if texts.is_empty() {
+            break;
+        }
+        // Padded tokens: the chunk's longest (its first: longest first) times its size.
+        let longest = lengths[start + texts.len() - 1];
+        assert!(
+            texts.len() * longest <= budget || texts.len() == 1,
+            "{texts:?}"
+        );
+        sizes.push(texts.len());
+        let vectors: Vec<Vec<f32>> = texts.iter().map(|t| FakeEncoder::vector(t)).collect();
+        chunks.push((start, vectors));
+    }
+    assert_eq!(sizes.iter().sum::<usize>(), lengths.len());
+    assert_eq!(sizes[0], 2, "the longest texts two at a time: {sizes:?}");
+    assert!(
+        sizes.iter().max() > sizes.first(),
+        "shorter texts, bigger chunks: {sizes:?}"
+    );
+    for (start, vectors) in chunks {
+        run.accept(start, vectors).unwrap();
+    }
+    assert!(run.is_done());
+    // A budget below one text still hands out one; a zero budget is refused.
+    let mut run = EvalRun::new(small_plan(), &encoder);
+    assert_eq!(run.claim_within(8, 1).unwrap().1.len(), 1);
+    assert!(run.claim_within(8, 0).is_err());
+}
+
 /// An encoder that returns whatever it is told to.
 struct BrokenEncoder(fn(&[&str]) -> Vec<Vec<f32>>);
 
