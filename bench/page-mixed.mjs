@@ -57,12 +57,15 @@ try {
     await page.click('#local-load');
   }
   await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: 600_000 });
+  /** Each kind's last "Done: … in N s" line: the embedding phase as the page times it. */
+  const messages = {};
   const run = async (name) => {
     await page.setInputFiles('#own-pairs-file', files[name]);
     const t0 = Date.now();
     await page.click('#run');
     await page.waitForFunction(() => document.body.dataset.run === 'idle' &&
       !/^Running /.test(document.getElementById('run-msg').textContent), null, { timeout: 1_800_000 });
+    messages[name] = (await page.textContent('#run-msg')).trim();
     return (Date.now() - t0) / 1000;
   };
   await run('short'); // warm: the pool's helpers start and load the model
@@ -75,7 +78,7 @@ try {
     model: file ? path.basename(file) : 'site default', short_pairs: SHORT, long_pairs: LONG,
     helpers: await page.evaluate(() => navigator.hardwareConcurrency), at_once_s: best.mixed,
     short_s: best.short, long_s: best.long, ratio_at_once_to_apart: Number((best.mixed / apart).toFixed(3)),
-    last_message: (await page.textContent('#run-msg')).trim(), errors,
+    messages, errors,
   }));
 } finally {
   await browser.close();

@@ -26,8 +26,16 @@ row() {
   local json; json=$(mktemp)
   "$CLI" eval --model "$model" --data data "$@" --json "$json" >/dev/null
   python3 - "$OUT/$id.json" "$id" "$model" "$MACHINE" "$json" "sr-bench eval --model $(basename "$model") $(printf '%q ' "$@" | sed 's/ $//')" <<'EOF'
-import hashlib, json, sys, datetime
+import datetime, hashlib, json, os, sys
 out, id_, model, machine, report, command = sys.argv[1:]
+# A trained file's row names the training too (its log lies beside it: sr-bench train).
+log = model[: -len(".q8_0.gguf")] + ".train-log.json"
+if os.path.exists(log):
+    t = json.load(open(log))
+    r = t["recipe"]
+    command = (f"sr-bench train --model {t['base_model']}.f32.gguf --train {r['data']} --epochs {r['epochs']} "
+               f"--batch {r['batch']} --lr {r['lr']} --warmup {r['warmup']} --seed {r['seed']} --out OUT "
+               f"(kept epoch {t['kept_epoch']}, {t['steps']} steps); " + command)
 row = {
     "id": id_,
     "command": command,
