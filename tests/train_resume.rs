@@ -1,6 +1,6 @@
 //! `sr-bench train --resume`: a run killed with SIGKILL in the middle of an epoch and resumed
 //! from its checkpoint ends as the same run never killed (the log step for step, the kept
-//! epoch, the trained file's vectors); a damaged, foreign or mismatched checkpoint is refused
+//! epoch, the trained file's vectors); a damaged, foreign, mismatched or edited checkpoint is refused
 //! naming the file, and nothing is written.
 //!
 //! The tiny random BERT of `./build.sh fixtures` trains on 480 STS-B dev pairs (after the leak
@@ -16,12 +16,17 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use candle_core::Tensor;
 use sr_bench::backend::{load_embedder, BackendKind};
 use sr_bench::model::cosine;
+use sr_bench::train::checkpoint;
 use sr_bench::train::data::dev_set;
 use sr_bench::train::{training_set, TrainData};
 
 const STEM: &str = "bert-unigram.hf-own";
+
+/// A change made to a checkpoint's run state.
+type StateEdit = fn(&mut checkpoint::RunState);
 
 /// 480 STS-B dev pairs as a training file of the user's: training on the set the epochs are
 /// judged by makes an epoch beat the base model, so the kept epoch's weights are in the
@@ -158,6 +163,34 @@ fn a_run_killed_mid_epoch_and_resumed_ends_as_the_run_never_killed() {
     }
     let (ok, _, stderr) = cli_common::sr_bench(&["train", "--resume", bad.to_str().unwrap()]);
     assert!(!ok && stderr.contains("several checkpoints"), "{stderr}");
+    // A checkpoint of ours whose state was edited: a place the run never reaches (step 42 in
+    // epoch 1 of 25 steps), an epoch kept that was never scored.
+    let saved = checkpoint::read(&checkpoint).unwrap();
+    let edits: [(&str, StateEdit, &str); 2] = [
+        ("place", |s| s.epoch = 1, "not a place this run reaches"),
+        ("kept", |s| s.log.kept_epoch = 9, "never scored"),
+    ];
+    for (name, edit, says) in edits {
+        let folder = dir.join(format!("edited-{name}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut state = saved.state.clone();
+        edit(&mut state);
+        let tensors: Vec<(String, &Tensor)> =
+            saved.tensors.iter().map(|(n, t)| (n.clone(), t)).collect();
+        let file = folder.join(format!("{STEM}.checkpoint.gguf"));
+        checkpoint::write(&file, &state, &tensors).unwrap();
+        let (ok, _, stderr) =
+            cli_common::sr_bench(&["train", "--resume", folder.to_str().unwrap()]);
+        assert!(
+            !ok && stderr.contains(file.to_str().unwrap()) && stderr.contains(says),
+            "{name}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&folder).unwrap().count(),
+            1,
+            "{name}: nothing written"
+        );
+    }
     // Another model (the finished run's own trained file), and changed training data.
     let other = whole.join(format!("{STEM}.f32.gguf"));
     let (ok, _, stderr) = cli_common::sr_bench(&[

@@ -77,11 +77,6 @@ impl AdamW {
         Ok(())
     }
 
-    /// Updates made so far.
-    pub fn steps(&self) -> usize {
-        self.steps
-    }
-
     /// Every weight's (first, second) moment by name, for a checkpoint.
     pub fn moments(&self) -> impl Iterator<Item = (&str, &Tensor, &Tensor)> {
         self.slots

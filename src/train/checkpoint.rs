@@ -42,17 +42,13 @@ pub struct RunState {
     pub format: u32,
     pub inputs: Inputs,
     pub recipe: Recipe,
-    /// Steps done.
+    /// Steps done (AdamW's update count too: one update a step).
     pub steps: usize,
     /// The epoch in progress (its steps so far are `steps - (epoch - 1) × steps per epoch`).
     pub epoch: usize,
     /// The pair-order generator as it was when `epoch` began (before its shuffle).
     pub epoch_rng: u64,
     pub dropout_rng: u64,
-    /// AdamW's update count.
-    pub adam_steps: usize,
-    /// STS-B dev of the kept weights (the base model's until an epoch beats it).
-    pub best_dev: f64,
     pub log: TrainLog,
 }
 

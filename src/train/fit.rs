@@ -85,7 +85,7 @@ impl Trainer<'_> {
         let mut opt = AdamW::new(self.model.params(), ADAM_EPS, decay)?;
         let all_vars: Vec<Var> = self.model.params().values().cloned().collect();
         let mut run = match checkpoints.as_ref().and_then(|c| c.resume.as_ref()) {
-            Some(saved) => self.resume(saved, recipe, &mut opt)?,
+            Some(saved) => self.resume(saved, recipe, (per_epoch, total), &mut opt)?,
             None => {
                 let base_dev = self.dev_spearman(dev)?;
                 Progress {
@@ -166,7 +166,9 @@ impl Trainer<'_> {
                     checkpoint: false,
                 };
                 progress(&report);
-                if every > 0 && run.steps.is_multiple_of(every) && run.steps < total {
+                // Not at the epoch's (or the run's) last step: the epoch's end writes one anyway.
+                let epoch_end = (epoch * per_epoch).min(total);
+                if every > 0 && run.steps.is_multiple_of(every) && run.steps < epoch_end {
                     report.checkpoint = save(&run, &opt)?;
                     progress(&report);
                 }
@@ -211,8 +213,6 @@ impl Trainer<'_> {
             epoch: run.epoch,
             epoch_rng: run.epoch_rng.state(),
             dropout_rng: run.dropout.rng.state(),
-            adam_steps: opt.steps(),
-            best_dev: run.best.0,
             log: log.clone(),
         };
         let weights = self.model.tensors()?;
@@ -229,8 +229,15 @@ impl Trainer<'_> {
     }
 
     /// Puts the model, the optimiser and the run back where `saved` left them, after checking
-    /// that it belongs to this base model and recipe.
-    fn resume(&mut self, saved: &Checkpoint, recipe: &Recipe, opt: &mut AdamW) -> Result<Progress> {
+    /// that it belongs to this base model and recipe and stands where the recipe's steps
+    /// (`per_epoch`, `total`) pass.
+    fn resume(
+        &mut self,
+        saved: &Checkpoint,
+        recipe: &Recipe,
+        (per_epoch, total): (usize, usize),
+        opt: &mut AdamW,
+    ) -> Result<Progress> {
         let s = &saved.state;
         let file = saved.path.display();
         if s.log.base_sha256 != self.base_sha256 {
@@ -240,9 +247,28 @@ impl Trainer<'_> {
                 self.base_sha256
             );
         }
-        if serde_json::to_value(&s.recipe)? != serde_json::to_value(recipe)? {
+        if s.recipe != *recipe {
             bail!("{file} holds another recipe ({:?})", s.recipe);
         }
+        // Where the run stands must be a place this recipe passes through.
+        let epoch_start = s.epoch.saturating_sub(1) * per_epoch;
+        if s.epoch == 0
+            || s.steps < epoch_start
+            || s.steps > (epoch_start + per_epoch).min(total)
+            || s.log.loss.len() != s.steps
+        {
+            bail!(
+                "{file}: step {} of epoch {} is not a place this run reaches",
+                s.steps,
+                s.epoch
+            );
+        }
+        // The kept weights' dev score: the log's, at the kept epoch (0: the base model's).
+        let best_dev = *s
+            .log
+            .dev_spearman
+            .get(s.log.kept_epoch)
+            .with_context(|| format!("{file}: the log keeps an epoch it never scored"))?;
         let base = self.model.tensors()?;
         let mut weights = BTreeMap::new();
         let mut best = BTreeMap::new();
@@ -265,7 +291,7 @@ impl Trainer<'_> {
             weights.insert(name.clone(), w.to_dtype(t.dtype())?);
             best.insert(name.clone(), b.to_dtype(t.dtype())?);
         }
-        opt.restore(s.adam_steps, |name| {
+        opt.restore(s.steps, |name| {
             Ok((saved.tensor("m", name)?, saved.tensor("v", name)?))
         })
         .with_context(|| format!("{file}: the optimiser's state does not fit this model"))?;
@@ -282,7 +308,7 @@ impl Trainer<'_> {
                 rng: SplitMix64::new(s.dropout_rng),
             },
             log,
-            best: (s.best_dev, best),
+            best: (best_dev, best),
         })
     }
 }

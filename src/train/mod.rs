@@ -24,7 +24,7 @@ pub use trainer::Trainer;
 pub use crate::model::metadata_keys::train as keys;
 
 /// What a run does (`sr-bench train`'s flags).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recipe {
     pub data: String,
     pub epochs: usize,
