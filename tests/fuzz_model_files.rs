@@ -498,7 +498,8 @@ fn load_error(bytes: &[u8]) -> (ErrorCode, String, f64) {
 fn header_fields_larger_than_the_file_are_rejected_before_allocating() {
     let bytes = ours();
     // A tensor of 2^40 elements (2^20 × 2^20), and one whose product overflows.
-    let name = "encoder.layer.0.attention.self.query.weight";
+    // Our MiniLM file names its tensors as llama.cpp does (format version 2).
+    let name = "blk.0.attn_q.weight";
     for dims in [[1 << 20, 1 << 20], [1 << 40, 1 << 40]] {
         let (code, msg, seconds) = load_error(&crafted::with_tensor_dims(&bytes, name, dims));
         assert_eq!(code, ErrorCode::BadModel, "{msg}");
@@ -517,7 +518,7 @@ fn header_fields_larger_than_the_file_are_rejected_before_allocating() {
 #[test]
 fn crafted_files_name_their_problem() {
     let (ours, llama) = (ours(), llama());
-    let query = "encoder.layer.0.attention.self.query.weight";
+    let query = "blk.0.attn_q.weight";
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         (
             "alignment 0",

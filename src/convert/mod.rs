@@ -5,6 +5,7 @@
 
 mod e5s1;
 mod folder;
+mod llama_keys;
 pub mod sources;
 mod tensors;
 mod wheels;
@@ -20,7 +21,9 @@ use candle_core::{DType, Device, Tensor};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::model::{metadata_keys as keys, Architecture, FORMAT_VERSION};
+use crate::model::{
+    metadata_keys as keys, Architecture, EncoderConfig, FORMAT_VERSION, FORMAT_VERSION_LLAMA_NAMES,
+};
 pub use folder::{ModelFolder, Settings, TokenizerPipeline};
 pub use sources::ModelSource;
 pub use tensors::storage_dtype;
@@ -134,7 +137,9 @@ pub fn to_gguf(
     encode(identity, settings, dtype, tokenizer, &quantized)
 }
 
-/// Our GGUF: the metadata every file carries, and the tensors.
+/// Our GGUF: the metadata every file carries, and the tensors. Where llama.cpp runs the model
+/// as we do ([`llama_keys`]), the tensors take llama.cpp's names and its keys join ours
+/// (format version 2), so the file loads there too; otherwise Hugging Face's names (version 1).
 fn encode(
     identity: &Identity,
     settings: &Settings,
@@ -142,28 +147,51 @@ fn encode(
     tokenizer: String,
     tensors: &BTreeMap<String, QTensor>,
 ) -> Result<Vec<u8>> {
+    let config = EncoderConfig::from_json(&settings.config_json)?;
+    let llama = llama_keys::keys(
+        settings.architecture,
+        &config,
+        settings.pooling,
+        parse_dtype(dtype)?,
+        &tokenizer,
+    )?;
     let s = |v: &str| Value::String(v.to_string());
-    let metadata: Vec<(&str, Value)> = vec![
-        (keys::ARCHITECTURE, s(settings.architecture.name())),
-        (keys::NAME, s(&identity.name)),
-        (keys::FORMAT_VERSION, Value::U32(FORMAT_VERSION)),
-        (keys::DTYPE, s(dtype)),
-        (keys::CONFIG, s(&settings.config_json)),
-        (keys::TOKENIZER, Value::String(tokenizer)),
-        (keys::POOLING, s(settings.pooling.as_str())),
-        (keys::NORMALIZE, Value::Bool(settings.normalize)),
+    let version = match llama {
+        Some(_) => FORMAT_VERSION_LLAMA_NAMES,
+        None => FORMAT_VERSION,
+    };
+    let mut metadata: Vec<(String, Value)> = vec![
+        (keys::ARCHITECTURE.into(), s(settings.architecture.name())),
+        (keys::NAME.into(), s(&identity.name)),
+        (keys::FORMAT_VERSION.into(), Value::U32(version)),
+        (keys::DTYPE.into(), s(dtype)),
+        (keys::CONFIG.into(), s(&settings.config_json)),
+        (keys::TOKENIZER.into(), Value::String(tokenizer)),
+        (keys::POOLING.into(), s(settings.pooling.as_str())),
+        (keys::NORMALIZE.into(), Value::Bool(settings.normalize)),
         (
-            keys::MAX_SEQ_LENGTH,
+            keys::MAX_SEQ_LENGTH.into(),
             Value::U32(settings.max_seq_length as u32),
         ),
-        (keys::SOURCE, s(&identity.source)),
+        (keys::SOURCE.into(), s(&identity.source)),
     ];
-    let mut metadata = metadata;
     if !settings.prefix.is_empty() {
-        metadata.push((keys::PREFIX, s(&settings.prefix)));
+        metadata.push((keys::PREFIX.into(), s(&settings.prefix)));
     }
-    let metadata_refs: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (*k, v)).collect();
-    let tensor_refs: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let renamed = |name: &str| match llama {
+        Some(_) => crate::model::llama_tensor_name(name)
+            .ok_or_else(|| anyhow!("tensor {name} has no llama.cpp name")),
+        None => Ok(name.to_string()),
+    };
+    let names: Vec<String> = tensors.keys().map(|n| renamed(n)).collect::<Result<_>>()?;
+    metadata.extend(llama.into_iter().flatten());
+    let metadata_refs: Vec<(&str, &Value)> =
+        metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let tensor_refs: Vec<(&str, &QTensor)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(tensors.values())
+        .collect();
     let mut out = Cursor::new(Vec::new());
     gguf_file::write(&mut out, &metadata_refs, &tensor_refs)?;
     Ok(out.into_inner())

@@ -11,7 +11,9 @@ use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::Device;
 
 use super::architecture::Blocks;
-use super::info::{check_prefix, metadata_keys, read_srbench, LoadOptions, ModelInfo};
+use super::info::{
+    check_prefix, metadata_keys, read_srbench, LoadOptions, ModelInfo, FORMAT_VERSION_LLAMA_NAMES,
+};
 use super::metadata::Metadata;
 use super::tensor_names::{
     self as names, DecoderLayerNames, GatedLayerNames, LayerNames, PreNormLayerNames, T5LayerNames,
@@ -27,12 +29,13 @@ const DTYPES: [GgmlDType; 4] = [
     GgmlDType::Q4_0,
 ];
 
-/// Where a file's tensor names come from.
+/// How a file names its tensors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Layout {
-    /// `sr-bench convert`: Hugging Face names.
-    SrBench,
-    /// llama.cpp's converter: `token_embd`, `blk.N.attn_q`, … ([`llama::tensor_name`]).
+    /// Hugging Face's names: our first format.
+    HuggingFace,
+    /// llama.cpp's: `token_embd`, `blk.N.attn_q`, … ([`llama::tensor_name`]); llama.cpp's
+    /// converter's files and our second format.
     LlamaCpp,
 }
 
@@ -40,7 +43,7 @@ impl Layout {
     /// The name a tensor known by its Hugging Face name has in a file of this layout.
     fn file_name(self, hf_name: &str) -> String {
         match self {
-            Self::SrBench => hf_name.to_string(),
+            Self::HuggingFace => hf_name.to_string(),
             Self::LlamaCpp => llama::tensor_name(hf_name).unwrap_or_else(|| hf_name.to_string()),
         }
     }
@@ -51,6 +54,8 @@ pub struct ModelFile {
     bytes: Vec<u8>,
     content: Content,
     layout: Layout,
+    /// Written by `sr-bench convert` or `train` (our keys), not by llama.cpp's converter.
+    ours: bool,
     pub info: ModelInfo,
     pub config: EncoderConfig,
     pub tokenizer_json: String,
@@ -82,6 +87,7 @@ impl ModelFile {
             bytes,
             content: header.content,
             layout: header.layout,
+            ours: header.ours,
             info: header.info,
             config: header.config,
             tokenizer_json: header.tokenizer_json,
@@ -102,6 +108,7 @@ impl ModelFile {
 struct Header {
     content: Content,
     layout: Layout,
+    ours: bool,
     info: ModelInfo,
     config: EncoderConfig,
     tokenizer_json: String,
@@ -125,10 +132,15 @@ impl Header {
         let content = Content::read(&mut Cursor::new(bytes))
             .map_err(|e| anyhow!("the model file is truncated or corrupt: {e}"))?;
         let meta = Metadata(&content.metadata);
+        let ours = meta.get(metadata_keys::FORMAT_VERSION).is_some();
         let (layout, mut info, config, tokenizer_json) =
             if meta.get(metadata_keys::FORMAT_VERSION).is_some() {
-                let (info, config, tokenizer) = read_srbench(&meta)?;
-                (Layout::SrBench, info, config, tokenizer)
+                let (info, config, tokenizer, version) = read_srbench(&meta)?;
+                let layout = match version {
+                    FORMAT_VERSION_LLAMA_NAMES => Layout::LlamaCpp,
+                    _ => Layout::HuggingFace,
+                };
+                (layout, info, config, tokenizer)
             } else if llama::is_llama_file(&meta) {
                 let d = llama::describe(&meta, &|name| content.tensor_infos.contains_key(name))?;
                 let info = ModelInfo {
@@ -195,7 +207,7 @@ impl Header {
         config.check_architecture(info.architecture)?;
         // The first layer's first projection: its type is the file's (llama.cpp's files).
         let mut probe = None;
-        if layout == Layout::LlamaCpp {
+        if !ours {
             let name = match info.architecture.spec().blocks {
                 Blocks::FusedGated => names::weight(&GatedLayerNames::nomic_bert(0).qkv),
                 Blocks::FusedPreNorm => names::weight(&PreNormLayerNames::modern_bert(0).qkv),
@@ -233,6 +245,7 @@ impl Header {
         Ok(Self {
             content,
             layout,
+            ours,
             info,
             config,
             tokenizer_json,
@@ -281,14 +294,23 @@ impl ModelFile {
     }
 
     /// A new file of ours with this file's metadata (`set` replacing or adding keys) and
-    /// `tensors` instead of its own: what `sr-bench train` writes. Only our own files (their
-    /// tensors carry the Hugging Face names the loaders expect).
+    /// `tensors` (by Hugging Face name, stored under this file's names) instead of its own:
+    /// what `sr-bench train` writes. Only our own files.
     pub fn rewrite(&self, set: &[(&str, Value)], tensors: &[(&str, &QTensor)]) -> Result<Vec<u8>> {
-        if self.layout != Layout::SrBench {
+        if !self.ours {
             bail!(
                 "only files written by sr-bench convert can be rewritten (this one is llama.cpp's)"
             );
         }
+        let names: Vec<String> = tensors
+            .iter()
+            .map(|(n, _)| self.layout.file_name(n))
+            .collect();
+        let tensors: Vec<(&str, &QTensor)> = names
+            .iter()
+            .zip(tensors)
+            .map(|(n, (_, t))| (n.as_str(), *t))
+            .collect();
         let mut metadata: Vec<(&str, &Value)> = self
             .content
             .metadata
@@ -299,7 +321,7 @@ impl ModelFile {
         metadata.extend(set.iter().map(|(k, v)| (*k, v)));
         metadata.sort_by(|a, b| a.0.cmp(b.0));
         let mut out = Cursor::new(Vec::new());
-        candle_core::quantized::gguf_file::write(&mut out, &metadata, tensors)?;
+        candle_core::quantized::gguf_file::write(&mut out, &metadata, &tensors)?;
         Ok(out.into_inner())
     }
 }

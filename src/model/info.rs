@@ -43,8 +43,12 @@ pub mod metadata_keys {
 /// Longest text prefix accepted (bytes): prompts are a few words, never a document.
 pub const MAX_PREFIX_BYTES: usize = 1024;
 
-/// The version of the layout above; bumped when a loader could misread an older file.
+/// The versions of the layout above; bumped when a loader could misread an older file.
+/// Version 1: tensors by Hugging Face's names, our keys alone.
 pub const FORMAT_VERSION: u32 = 1;
+/// Version 2: tensors by llama.cpp's names, llama.cpp's keys beside ours (BERT with a
+/// WordPiece vocabulary: the file loads in llama.cpp too).
+pub const FORMAT_VERSION_LLAMA_NAMES: u32 = 2;
 
 /// What a model file says about itself (shown by `sr-bench info` and the page).
 #[derive(Debug, Clone, Serialize)]
@@ -154,12 +158,16 @@ impl ModelInfo {
     }
 }
 
-/// Our own layout: everything under `srbench.*`.
-pub(super) fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String)> {
+/// Our own layout: everything under `srbench.*`. Also returns the format version.
+pub(super) fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig, String, u32)> {
     let version = meta.number(metadata_keys::FORMAT_VERSION)?;
-    if version != FORMAT_VERSION as u64 {
-        bail!("model file has format version {version}; this build reads version {FORMAT_VERSION}");
-    }
+    let version = match u32::try_from(version) {
+        Ok(v @ (FORMAT_VERSION | FORMAT_VERSION_LLAMA_NAMES)) => v,
+        _ => bail!(
+            "model file has format version {version}; this build reads versions \
+             {FORMAT_VERSION} and {FORMAT_VERSION_LLAMA_NAMES}"
+        ),
+    };
     let config = EncoderConfig::from_json(&meta.text(metadata_keys::CONFIG)?)?;
     let architecture = Architecture::parse(&meta.text(metadata_keys::ARCHITECTURE)?)?;
     let info = ModelInfo {
@@ -192,7 +200,7 @@ pub(super) fn read_srbench(meta: &Metadata) -> Result<(ModelInfo, EncoderConfig,
         converted_bytes: None,
         trained: read_trained(meta)?,
     };
-    Ok((info, config, meta.text(metadata_keys::TOKENIZER)?))
+    Ok((info, config, meta.text(metadata_keys::TOKENIZER)?, version))
 }
 
 /// The recipe of a trained file; `None` when the file has no `srbench.train.data`. A file

@@ -22,8 +22,15 @@ pub use embedder::{
     DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
 };
 pub use file::ModelFile;
-pub use info::{check_prefix, metadata_keys, LoadOptions, ModelInfo, TrainedFrom, FORMAT_VERSION};
+pub use info::{
+    check_prefix, metadata_keys, LoadOptions, ModelInfo, TrainedFrom, FORMAT_VERSION,
+    FORMAT_VERSION_LLAMA_NAMES,
+};
 // The converter (native only) builds multilingual-e5's tokenizer with the same steps.
+/// The llama.cpp name of a BERT tensor known by its Hugging Face name (what the converter
+/// writes in our second format).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use llama::tensor_name as llama_tensor_name;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use llama::xlm_r_steps;
 pub use tokenizer::{Pieces, TextTokenizer, TokenBatch};

@@ -86,12 +86,13 @@ impl TrainableEncoder {
             ),
         };
         let mut params = BTreeMap::new();
-        for name in file.tensor_names() {
+        // By Hugging Face name, whatever names the file stores them under.
+        for name in crate::model::expected_tensor_names(file.info.architecture, &file.config) {
             let t = file
-                .tensor(name)?
+                .tensor(&name)?
                 .dequantize(&Device::Cpu)?
                 .to_dtype(dtype)?;
-            params.insert(name.to_string(), Var::from_tensor(&t)?);
+            params.insert(name, Var::from_tensor(&t)?);
         }
         let cfg = &file.config;
         Ok(Self {

@@ -12,7 +12,7 @@ mod vocab;
 
 use anyhow::{bail, Result};
 
-pub(super) use tensor_names::tensor_name;
+pub(crate) use tensor_names::tensor_name;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use vocab::xlm_r_steps;
 

@@ -2,7 +2,7 @@
 //! architectures only llama.cpp's files bring are read by their own names already).
 
 /// The llama.cpp name of a tensor we know by its Hugging Face name.
-pub(in crate::model) fn tensor_name(hf: &str) -> Option<String> {
+pub(crate) fn tensor_name(hf: &str) -> Option<String> {
     let fixed = [
         ("embeddings.word_embeddings.weight", "token_embd.weight"),
         (
