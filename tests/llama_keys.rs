@@ -5,6 +5,7 @@
 //! loads in sr-bench. Files llama.cpp cannot run as we do (MPNet) keep format version 1.
 
 mod common;
+mod crafted;
 
 use std::collections::BTreeMap;
 use std::io::Cursor;
@@ -136,4 +137,16 @@ fn mpnet_keeps_hugging_face_names_llama_cpp_has_no_mpnet() {
     assert!(c
         .tensor_infos
         .contains_key("encoder.layer.0.attention.attn.q.weight"));
+}
+
+#[test]
+fn a_later_format_version_is_refused_by_name() {
+    let bytes = std::fs::read(common::model_path(MINILM, "q8_0")).unwrap();
+    let later = crafted::set_metadata(&bytes, "srbench.format_version", Value::U32(3));
+    let e = ModelFile::from_bytes(later).err().expect("refused");
+    let message = format!("{e:#}");
+    assert!(
+        message.contains("format version 3; this build reads versions 1 and 2"),
+        "{message}"
+    );
 }
