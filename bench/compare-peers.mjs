@@ -104,6 +104,7 @@ try {
   const parityRows = [['sr-bench q8_0 (pool)', ours.parity.ours_file]];
   if (tjs) parityRows.push([`transformers.js ${tjsVersion} int8`, tjs.parity.onnx_int8]);
   if (wllama) parityRows.push([`wllama ${wllamaVersion} on our q8_0 file`, wllama.parity.ours_file]);
+  if (wllama) parityRows.push([`wllama ${wllamaVersion} on our f32 file (vs sr-bench f32)`, wllama.parity.ours_f32_file]);
   if (wllama?.parity.llama_cpp_file) parityRows.push([`wllama ${wllamaVersion} on llama.cpp's converter's q8_0 file`, wllama.parity.llama_cpp_file]);
   for (const [name, p] of parityRows) {
     const pair = (x) => `${x.min.toFixed(6)} / ${x.mean.toFixed(6)}`;

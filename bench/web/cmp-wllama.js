@@ -6,6 +6,7 @@
 import { workload, bytes, params, say, finish, fail, paritySet, MODEL_FILE } from './cmp-common.js';
 
 const LLAMA_FILE = 'llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf';
+const F32_FILE = 'models/all-MiniLM-L6-v2.f32.gguf';
 
 /** A wllama instance with `url` loaded for embeddings, all cores, a 512-token context. */
 async function load(Wllama, url, threads) {
@@ -54,6 +55,12 @@ async function main() {
   say('parity…');
   const parity = await paritySet(modelBytes);
   const ours = parity.check(await embed(w, parity.texts));
+  // Our f32 file against sr-bench's f32: the two engines' arithmetic without llama.cpp's q8_0
+  // kernels, which quantize the activations too.
+  const f32Set = await paritySet(await bytes(F32_FILE));
+  const w32 = await load(Wllama, F32_FILE, threads);
+  const f32 = f32Set.check(await embed(w32, f32Set.texts));
+  await w32.exit();
   let llama = null;
   if (params.get('llama') !== '0') {
     const other = await load(Wllama, LLAMA_FILE, threads);
@@ -73,7 +80,7 @@ async function main() {
   finish({
     system: 'wllama', version: Wllama.getLibllamaVersion(), threads: w.getNumThreads(), multithread: w.isMultithread(),
     load_ms: loadMs, total: wl.total, sample: strip(sample), full: strip(full), report,
-    parity: { ours_file: ours, llama_cpp_file: llama, cut_texts: parity.cut },
+    parity: { ours_file: ours, ours_f32_file: f32, llama_cpp_file: llama, cut_texts: parity.cut },
   });
   await w.exit();
 }
