@@ -49,7 +49,8 @@ async fn crafted_files_fail_with_a_code_and_the_instance_still_scores() {
     let llama = fetch(LLAMA).await;
     let before = score(&Model::load(ours.clone()).expect("the real file loads"));
 
-    let query = "encoder.layer.0.attention.self.query.weight";
+    // Our MiniLM file names its tensors as llama.cpp does (format version 2).
+    let query = "blk.0.attn_q.weight";
     let mut huge_string = ours.clone();
     huge_string[24..32].copy_from_slice(&(1u64 << 60).to_le_bytes());
     let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
