@@ -1,5 +1,5 @@
 //! Our converted BERT files carry llama.cpp's own keys and tensor names (format version 2), so
-//! llama.cpp, wllama and ollama load them: every `bert.*` and `tokenizer.ggml.*` key, the file
+//! llama.cpp and its ports (wllama) load them: every `bert.*` and `tokenizer.ggml.*` key, the file
 //! type and every tensor's name, shape and type equal what llama.cpp's pinned converter wrote
 //! for the same model (`./build.sh fixtures`); our own keys sit beside them and the file still
 //! loads in sr-bench. Files llama.cpp cannot run as we do (MPNet) keep format version 1.

@@ -1,7 +1,8 @@
 //! llama.cpp's own keys for a BERT model with a WordPiece vocabulary, written beside ours so
-//! the same file loads in llama.cpp, wllama and ollama: the hyper-parameters under `bert.*`,
-//! the pooling, the quantisation, and the vocabulary as `tokenizer.ggml.*` in llama.cpp's
-//! "phantom space" spelling (the inverse of what [`crate::model`] reads from llama.cpp's files).
+//! the same file loads in llama.cpp and its ports (wllama measured): the hyper-parameters
+//! under `bert.*`, the pooling, the quantisation, and the vocabulary as `tokenizer.ggml.*` in
+//! llama.cpp's "phantom space" spelling (the inverse of what [`crate::model`] reads from
+//! llama.cpp's files).
 //! The values are the ones llama.cpp's converter writes for the same model; `tests/llama_keys.rs`
 //! compares them key by key with the pinned converter's file.
 //!
