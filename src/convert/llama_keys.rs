@@ -17,15 +17,10 @@ use candle_core::quantized::GgmlDType;
 use serde_json::Value as Json;
 
 use crate::model::architecture::Vocabulary;
+use crate::model::llama_spelling::{
+    pooling_type, CONTROL, NORMAL, UNUSED, USER_DEFINED, WORD_START,
+};
 use crate::model::{Architecture, EncoderConfig, Pooling};
-
-/// llama.cpp's token types (`gguf.TokenType`).
-const NORMAL: i32 = 1;
-const CONTROL: i32 = 3;
-const USER_DEFINED: i32 = 4;
-const UNUSED: i32 = 5;
-/// llama.cpp's mark of a word-start piece.
-const WORD_START: char = '\u{2581}';
 
 /// The keys, or `None` when llama.cpp cannot run the model as we do (then the file keeps our
 /// first layout, Hugging Face's tensor names and our keys alone). `tokenizer_json` is the
@@ -37,10 +32,8 @@ pub fn keys(
     dtype: GgmlDType,
     tokenizer_json: &str,
 ) -> Result<Option<Vec<(String, Value)>>> {
-    let pooling = match pooling {
-        Pooling::Mean => 1u32,
-        Pooling::Cls => 2,
-        Pooling::Last | Pooling::Max => return Ok(None),
+    let Some(pooling) = pooling_type(pooling) else {
+        return Ok(None);
     };
     let tokenizer: Json =
         serde_json::from_str(tokenizer_json).context("tokenizer.json is not valid JSON")?;
@@ -109,7 +102,13 @@ pub fn keys(
         ),
         (
             t("token_type"),
-            Value::Array(vocab.types.into_iter().map(Value::I32).collect()),
+            Value::Array(
+                vocab
+                    .types
+                    .into_iter()
+                    .map(|t| Value::I32(t as i32))
+                    .collect(),
+            ),
         ),
         (t("add_bos_token"), Value::Bool(true)),
         (t("add_eos_token"), Value::Bool(true)),
@@ -131,7 +130,7 @@ pub fn keys(
 /// The vocabulary as llama.cpp spells it, and the ids of its special tokens.
 struct Vocab {
     tokens: Vec<String>,
-    types: Vec<i32>,
+    types: Vec<i64>,
     lowercase: bool,
     cls: u32,
     sep: u32,

@@ -133,48 +133,47 @@ impl Header {
             .map_err(|e| anyhow!("the model file is truncated or corrupt: {e}"))?;
         let meta = Metadata(&content.metadata);
         let ours = meta.get(metadata_keys::FORMAT_VERSION).is_some();
-        let (layout, mut info, config, tokenizer_json) =
-            if meta.get(metadata_keys::FORMAT_VERSION).is_some() {
-                let (info, config, tokenizer, version) = read_srbench(&meta)?;
-                let layout = match version {
-                    FORMAT_VERSION_LLAMA_NAMES => Layout::LlamaCpp,
-                    _ => Layout::HuggingFace,
-                };
-                (layout, info, config, tokenizer)
-            } else if llama::is_llama_file(&meta) {
-                let d = llama::describe(&meta, &|name| content.tensor_infos.contains_key(name))?;
-                let info = ModelInfo {
-                    name: d.name,
-                    architecture: d.architecture,
-                    card_prefix: d.architecture.spec().card_prefix,
-                    dtype: String::new(),
-                    dim: d.config.hidden_size,
-                    num_layers: d.config.num_hidden_layers,
-                    intermediate_size: d.config.intermediate_size,
-                    num_attention_heads: d.config.num_attention_heads,
-                    query_width: d.config.query_width(),
-                    kv_width: d.config.kv_width(),
-                    vocab_size: d.config.vocab_size,
-                    max_seq_length: d.config.max_position_embeddings,
-                    // llama.cpp's BERT files record no prompt.
-                    prefix: String::new(),
-                    pooling: d.pooling.as_str().into(),
-                    // Cosines do not depend on it; llama.cpp normalises embeddings by default.
-                    normalize: true,
-                    source: "llama.cpp GGUF (convert_hf_to_gguf.py)".into(),
-                    file_bytes: 0,
-                    tensors: 0,
-                    stored_dtype: None,
-                    converted_bytes: None,
-                    trained: None,
-                };
-                (Layout::LlamaCpp, info, d.config, d.tokenizer_json)
-            } else {
-                bail!(
-                    "not a model file sr-bench can read: no 'srbench.format_version' (our \
-                     converter) and no llama.cpp tokenizer metadata"
-                );
+        let (layout, mut info, config, tokenizer_json) = if ours {
+            let (info, config, tokenizer, version) = read_srbench(&meta)?;
+            let layout = match version {
+                FORMAT_VERSION_LLAMA_NAMES => Layout::LlamaCpp,
+                _ => Layout::HuggingFace,
             };
+            (layout, info, config, tokenizer)
+        } else if llama::is_llama_file(&meta) {
+            let d = llama::describe(&meta, &|name| content.tensor_infos.contains_key(name))?;
+            let info = ModelInfo {
+                name: d.name,
+                architecture: d.architecture,
+                card_prefix: d.architecture.spec().card_prefix,
+                dtype: String::new(),
+                dim: d.config.hidden_size,
+                num_layers: d.config.num_hidden_layers,
+                intermediate_size: d.config.intermediate_size,
+                num_attention_heads: d.config.num_attention_heads,
+                query_width: d.config.query_width(),
+                kv_width: d.config.kv_width(),
+                vocab_size: d.config.vocab_size,
+                max_seq_length: d.config.max_position_embeddings,
+                // llama.cpp's BERT files record no prompt.
+                prefix: String::new(),
+                pooling: d.pooling.as_str().into(),
+                // Cosines do not depend on it; llama.cpp normalises embeddings by default.
+                normalize: true,
+                source: "llama.cpp GGUF (convert_hf_to_gguf.py)".into(),
+                file_bytes: 0,
+                tensors: 0,
+                stored_dtype: None,
+                converted_bytes: None,
+                trained: None,
+            };
+            (Layout::LlamaCpp, info, d.config, d.tokenizer_json)
+        } else {
+            bail!(
+                "not a model file sr-bench can read: no 'srbench.format_version' (our \
+                     converter) and no llama.cpp tokenizer metadata"
+            );
+        };
         if let Some(n) = options.max_seq_length {
             if n == 0 || n > config.max_position_embeddings {
                 return Err(coded(

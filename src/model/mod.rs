@@ -27,10 +27,14 @@ pub use info::{
     FORMAT_VERSION_LLAMA_NAMES,
 };
 // The converter (native only) builds multilingual-e5's tokenizer with the same steps.
-/// The llama.cpp name of a BERT tensor known by its Hugging Face name (what the converter
-/// writes in our second format).
+/// What the converter writes in our second format, spelled as the llama.cpp reader reads it:
+/// a BERT tensor's llama.cpp name, the pooling type, the vocabulary's token types and marks.
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use llama::tensor_name as llama_tensor_name;
+pub(crate) mod llama_spelling {
+    pub(crate) use super::llama::{
+        pooling_type, tensor_name, CONTROL, NORMAL, UNUSED, USER_DEFINED, WORD_START,
+    };
+}
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use llama::xlm_r_steps;
 pub use tokenizer::{Pieces, TextTokenizer, TokenBatch};

@@ -15,6 +15,8 @@ use anyhow::{bail, Result};
 pub(crate) use tensor_names::tensor_name;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use vocab::xlm_r_steps;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use vocab::{CONTROL, NORMAL, UNUSED, USER_DEFINED, WORD_START};
 
 use super::architecture::{Architecture, Attention};
 use super::metadata::Metadata;
@@ -81,13 +83,25 @@ fn pooling(meta: &Metadata, architecture: Architecture, keys: &config::Keys) -> 
             )),
         };
     }
-    Ok(match meta.number(&key)? {
-        1 => Pooling::Mean,
-        2 => Pooling::Cls,
-        3 => Pooling::Last,
-        other => bail!(
-            "llama.cpp file: pooling type {other} is not a sentence embedding (supported: mean, \
+    let number = meta.number(&key)?;
+    match POOLING_TYPES.iter().find(|(n, _)| *n as u64 == number) {
+        Some(&(_, pooling)) => Ok(pooling),
+        None => bail!(
+            "llama.cpp file: pooling type {number} is not a sentence embedding (supported: mean, \
              cls, last)"
         ),
-    })
+    }
+}
+
+/// llama.cpp's pooling enum (0 none, 1 mean, 2 cls, 3 last, 4 rank): the sentence embeddings.
+const POOLING_TYPES: [(u32, Pooling); 3] =
+    [(1, Pooling::Mean), (2, Pooling::Cls), (3, Pooling::Last)];
+
+/// The `pooling_type` llama.cpp gives `pooling` (`None`: llama.cpp has no such pooling).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn pooling_type(pooling: Pooling) -> Option<u32> {
+    POOLING_TYPES
+        .iter()
+        .find(|(_, p)| *p == pooling)
+        .map(|&(n, _)| n)
 }

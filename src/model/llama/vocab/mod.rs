@@ -16,16 +16,22 @@ use serde_json::{json, Map, Value as Json};
 use crate::model::architecture::{Architecture, Family, Vocabulary};
 use crate::model::metadata::Metadata;
 
+/// llama.cpp's token type for ordinary pieces (only the converter writes it).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) const NORMAL: i64 = 1;
 /// llama.cpp's token type for control tokens ([CLS], [SEP], …): kept as they are.
-const CONTROL: i64 = 3;
+pub(crate) const CONTROL: i64 = 3;
 /// llama.cpp's token type for the unknown token.
 const UNKNOWN: i64 = 2;
 /// llama.cpp's token type for user-defined pieces (a SentencePiece vocabulary's, a BPE
 /// vocabulary's added tokens): matched whole, before the model, as control tokens are, but
 /// plain text.
-const USER_DEFINED: i64 = 4;
+pub(crate) const USER_DEFINED: i64 = 4;
+/// llama.cpp's token type for ids the vocabulary does not use (the converter's `[PAD<id>]`).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) const UNUSED: i64 = 5;
 /// Marks a word-start piece in llama.cpp's vocabulary (a continuation piece has no mark).
-const WORD_START: char = '\u{2581}';
+pub(crate) const WORD_START: char = '\u{2581}';
 
 /// The file's pieces and llama.cpp's type of each.
 pub(super) struct Pieces {
