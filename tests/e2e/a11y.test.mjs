@@ -1,7 +1,8 @@
 // Accessibility of the page: axe-core (npm, pinned in package.json) over every panel with
-// content in it (model, playground with its heat maps, benchmark results, own pairs, the compare
-// table) and the lesson, with 0 serious or critical violations; every visible control reachable
-// with the Tab key; each heat map with a text alternative (its largest cells as a list).
+// content in it (model, playground with its heat maps, also while they are recomputed, benchmark
+// results, own pairs, the compare table) and the lesson, with 0 serious or critical violations;
+// every visible control reachable with the Tab key; each heat map with a text alternative (its
+// largest cells as a list).
 //
 //   SR_BENCH_URL=http://127.0.0.1:PORT/  node --test tests/e2e/a11y.test.mjs
 
@@ -33,6 +34,10 @@ describe('accessibility', () => {
     await scorePair(page, ACTIVE, PASSIVE);
     await page.waitForSelector('#explain figure.heatmap', { timeout: 60_000 });
     assert.deepEqual(await violations(page), []);
+    // While the next pair is explained the old maps stay on screen, marked stale: still readable.
+    await page.evaluate(() => { document.getElementById('explain').dataset.state = 'pending'; });
+    assert.deepEqual(await violations(page), [], 'the explanation while it is recomputed');
+    await page.evaluate(() => { document.getElementById('explain').dataset.state = 'ready'; });
     const lists = await page.$$eval('figure.heatmap', (figs) => figs.map((f) => f.querySelectorAll('.heatmap-top li').length));
     assert.ok(lists.length >= 2 && lists.every((n) => n === 5), `every map lists its 5 largest cells: ${lists}`);
     assert.match(await page.textContent('figure.heatmap .heatmap-top li'), / × .*: −?\d\.\d{3}$/);

@@ -30,6 +30,7 @@ const EXPLAIN_DELAY_MS = 250;
 export async function updateExplain(state, a, b, isCurrent) {
   const box = $('explain');
   box.dataset.state = 'pending';
+  box.setAttribute('aria-busy', 'true');
   await new Promise((resolve) => { setTimeout(resolve, EXPLAIN_DELAY_MS); });
   if (!isCurrent()) return;
   try {
@@ -39,10 +40,12 @@ export async function updateExplain(state, a, b, isCurrent) {
     renderMaps(state);
     renderLayers(state, r);
     box.dataset.state = 'ready';
+    box.removeAttribute('aria-busy');
     setMessage($('explain-msg'), `Explained in ${Math.max(1, Math.round(r.ms))} ms.`);
   } catch (err) {
     if (!isCurrent()) return;
     box.dataset.state = 'error';
+    box.removeAttribute('aria-busy');
     setMessage($('explain-msg'), `Could not explain this pair: ${err.message}`, 'error');
   }
 }
@@ -52,6 +55,7 @@ export async function updateExplain(state, a, b, isCurrent) {
 export function clearExplain(state) {
   state.explained = null;
   $('explain').dataset.state = 'idle';
+  $('explain').removeAttribute('aria-busy');
   $('heatmap-model').replaceChildren();
   $('heatmap-static').replaceChildren();
   setMessage($('explain-msg'), '');
