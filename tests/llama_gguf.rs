@@ -27,6 +27,7 @@ fn llama_bytes(dtype: &str) -> Vec<u8> {
 const ST_MAX: LoadOptions = LoadOptions {
     max_seq_length: Some(256),
     prefix: None,
+    integer_matmul: false,
 };
 
 fn tokenizer(file: &ModelFile) -> TextTokenizer {
@@ -63,6 +64,7 @@ fn the_file_describes_itself_and_defaults_to_its_position_table() {
         LoadOptions {
             max_seq_length: Some(513),
             prefix: None,
+            integer_matmul: false,
         },
     )
     .err()

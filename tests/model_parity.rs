@@ -101,3 +101,59 @@ fn static_baseline_is_order_invariant() {
         "no tokens → zero vector, not NaN"
     );
 }
+
+/// `--integer-matmul`: the page's 16-bit integer kernel natively (x86-64 with AVX2). Its vectors
+/// keep the q8_0 parity bound against sentence-transformers, stay within the page-vs-CLI bound
+/// (10⁻⁴ per component) of the default f32 products, and differ from them (the kernel ran).
+/// Batching: candle's ~10⁻⁷ of summation order can flip an activation's 16-bit rounding (one
+/// step is 2⁻¹⁵ of its block's largest value), so one by one and in batches of 7 agree to 10⁻⁴
+/// (padding reaching the pooling would move a vector by ~10⁻²).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_integer_kernel_keeps_parity_and_batching() {
+    use sr_bench::backend::load_embedder_with_options;
+    use sr_bench::model::LoadOptions;
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        eprintln!("no AVX2: --integer-matmul runs candle's products here; nothing to check");
+        return;
+    }
+    let fixture = common::fixture(MODEL);
+    let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
+    let options = LoadOptions {
+        integer_matmul: true,
+        ..LoadOptions::default()
+    };
+    let bytes = common::model_bytes(MODEL, "q8_0");
+    let mut integer = load_embedder_with_options(bytes.clone(), BackendKind::Cpu, options).unwrap();
+    let default = load_embedder(bytes, BackendKind::Cpu).unwrap();
+    let (ours, theirs) = (
+        integer.embed(&texts).unwrap(),
+        default.embed(&texts).unwrap(),
+    );
+    let max_abs = |a: &[Vec<f32>], b: &[Vec<f32>]| {
+        a.iter()
+            .zip(b)
+            .flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).abs()))
+            .fold(0f32, f32::max)
+    };
+    let moved = max_abs(&ours, &theirs);
+    println!("--integer-matmul against the f32 products: max |Δ| {moved:e} per component");
+    assert!(moved > 0.0 && moved < 1e-4, "max |Δ| {moved}");
+    let worst = fixture
+        .items
+        .iter()
+        .zip(&ours)
+        .map(|(item, v)| cosine(v, &item.embedding))
+        .fold(f32::INFINITY, f32::min);
+    println!("--integer-matmul: min cosine vs sentence-transformers {worst:.7}");
+    assert!(worst >= 0.9993, "min cosine {worst}");
+    integer.set_batch_size(1);
+    let one_by_one = integer.embed(&texts[..20]).unwrap();
+    integer.set_batch_size(7);
+    let batched = integer.embed(&texts[..20]).unwrap();
+    let batching = max_abs(&one_by_one, &batched);
+    assert!(
+        batching < 1e-4,
+        "padding leaked into the pooling: max |Δ| {batching}"
+    );
+}

@@ -878,7 +878,7 @@ fn a_lost_device_mid_run_redoes_the_batch_on_the_cpu() {
     let texts = fixture.texts();
     let split = 8;
     let bytes = common::model_bytes(MODEL, "q8_0");
-    let cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
+    let mut cpu = load_embedder(bytes.clone(), BackendKind::Cpu).unwrap();
     let (mut embedder, auto) = pollster::block_on(webgpu::load_embedder_async(
         bytes,
         BackendKind::Auto,
@@ -902,16 +902,13 @@ fn a_lost_device_mid_run_redoes_the_batch_on_the_cpu() {
     for (got, want) in first.iter().chain(&rest).zip(&want) {
         assert!(cosine(got, want) >= GPU_VS_CPU);
     }
-    // After the fallback the values are the CPU backend's (up to batch composition).
-    for (got, want) in rest.iter().zip(&want[split..]) {
-        let diff = got
-            .iter()
-            .zip(want)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0f32, f32::max);
-        assert!(
-            diff < 1e-5,
-            "CPU fallback differs from the CPU backend by {diff}"
-        );
-    }
+    // After the fallback the values are the CPU backend's, to the bit, for the same batches
+    // (another batch composition moves candle's sums by ~1e-7, which the 16-bit rounding of the
+    // activations can turn into ~1e-5).
+    cpu.set_batch_size(4);
+    let want_rest = cpu.embed(&texts[split..]).unwrap();
+    assert_eq!(
+        rest, want_rest,
+        "the CPU fallback differs from the CPU backend"
+    );
 }

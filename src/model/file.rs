@@ -56,6 +56,8 @@ pub struct ModelFile {
     layout: Layout,
     /// Written by `sr-bench convert` or `train` (our keys), not by llama.cpp's converter.
     ours: bool,
+    /// [`LoadOptions::integer_matmul`], for the CPU backend's layers.
+    pub integer_matmul: bool,
     pub info: ModelInfo,
     pub config: EncoderConfig,
     pub tokenizer_json: String,
@@ -88,6 +90,7 @@ impl ModelFile {
             content: header.content,
             layout: header.layout,
             ours: header.ours,
+            integer_matmul: options.integer_matmul,
             info: header.info,
             config: header.config,
             tokenizer_json: header.tokenizer_json,

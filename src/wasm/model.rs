@@ -37,6 +37,7 @@ impl Model {
         let options = LoadOptions {
             max_seq_length,
             prefix,
+            ..LoadOptions::default()
         };
         Ok(Model {
             embedder: load_embedder_with_options(bytes, BackendKind::Cpu, options)
@@ -63,6 +64,7 @@ impl Model {
         let options = LoadOptions {
             max_seq_length,
             prefix,
+            ..LoadOptions::default()
         };
         let file = ModelFile::from_bytes_with(bytes, options).map_err(js_error)?;
         let matmul = MatmulMode::for_model(&file.info, &file.config);
@@ -203,7 +205,7 @@ pub fn inspect_model(
     }
     let options = LoadOptions {
         max_seq_length,
-        prefix: None,
+        ..LoadOptions::default()
     };
     let info = ModelFile::inspect(prefix, total_bytes, options).map_err(js_error)?;
     let worker_bytes = memory::estimate_worker_bytes(&ModelShape::from(&info)) as f64;

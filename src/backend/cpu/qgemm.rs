@@ -11,6 +11,9 @@
 //!
 //! Kernels with fewer activation bits were measured and lost (docs/cpu-kernels.md).
 
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
 use anyhow::{bail, Result};
 use candle_core::quantized::{GgmlDType, QTensor};
 use half::f16;
@@ -78,17 +81,18 @@ pub(super) fn for_each_block(
     Ok((n, k))
 }
 
-/// `m × n` outputs starting from `bias`, filled tile by tile: `kernel(tile, panel, r0, rows)`
-/// adds rows `r0 .. r0 + rows` × the panel's NR columns into `tile` (passes of MC rows, so a
-/// pass's quantized inputs stay in L2 while every panel goes by).
+/// `m × n` outputs into `y` starting from `bias`, filled tile by tile: `kernel(tile, panel, r0,
+/// rows)` adds rows `r0 .. r0 + rows` × the panel's NR columns into `tile` (passes of MC rows, so
+/// a pass's quantized inputs stay in L2 while every panel goes by).
 pub(super) fn tiled_product(
+    y: &mut [f32],
     m: usize,
     n: usize,
     bias: &[f32],
     mut kernel: impl FnMut(&mut [[f32; NR]; MR], usize, usize, usize),
-) -> Vec<f32> {
+) {
     assert_eq!(bias.len(), n, "bias is not {n} long");
-    let mut y = vec![0.0; m * n];
+    assert_eq!(y.len(), m * n, "output is not {m}×{n}");
     let mut tile = [[0.0f32; NR]; MR];
     for m0 in (0..m).step_by(MC) {
         let m1 = (m0 + MC).min(m);
@@ -107,10 +111,10 @@ pub(super) fn tiled_product(
             }
         }
     }
-    y
 }
+
 /// Largest 16-bit magnitude used, symmetric so no product pair can reach i32's edge.
-const X_MAX: f32 = 32767.0;
+pub(super) const X_MAX: f32 = 32767.0;
 
 /// Reads one stored block's 32 integers.
 type BlockDecoder = fn(&[u8], &mut [i8; BLOCK]);
@@ -154,11 +158,49 @@ impl Int16PackedWeight {
 
     /// `x`: `m × k` row-major → `m × n` row-major, plus `bias` (length n) on every row.
     pub fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32> {
+        self.matmul_bias_with(x, m, bias, micro_kernel())
+    }
+
+    fn matmul_bias_with(&self, x: &[f32], m: usize, bias: &[f32], kernel: MicroKernel) -> Vec<f32> {
         let (n, k) = (self.n, self.k);
         assert_eq!(x.len(), m * k, "input is not {m}×{k}");
-        let blocks = k / BLOCK;
         let (xq, x_scales) = quantize_rows(x, k);
-        tiled_product(m, n, bias, |tile, panel, r0, rows| {
+        let mut y = vec![0.0; m * n];
+        // Natively the rows go to rayon's threads (candle's gemm, which this replaces there, is
+        // threaded too); in wasm each engine helper is one thread.
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use rayon::prelude::*;
+            let per_task = m
+                .div_ceil(rayon::current_num_threads())
+                .next_multiple_of(MR)
+                .min(MC);
+            y.par_chunks_mut(per_task.max(MR) * n)
+                .enumerate()
+                .for_each(|(task, y)| {
+                    let r0 = task * per_task.max(MR);
+                    self.rows_product(&xq, &x_scales, r0, y, bias, kernel)
+                });
+        }
+        #[cfg(target_arch = "wasm32")]
+        self.rows_product(&xq, &x_scales, 0, &mut y, bias, kernel);
+        y
+    }
+
+    /// Rows `r0 ..` of the product (as many as `y` holds) into `y`.
+    fn rows_product(
+        &self,
+        xq: &[i16],
+        x_scales: &[f32],
+        r0: usize,
+        y: &mut [f32],
+        bias: &[f32],
+        kernel: MicroKernel,
+    ) {
+        let (n, k) = (self.n, self.k);
+        let blocks = k / BLOCK;
+        let (xq, x_scales) = (&xq[r0 * k..], &x_scales[r0 * blocks..]);
+        tiled_product(y, y.len() / n, n, bias, |tile, panel, r0, rows| {
             let panel_rows = PanelRows {
                 x: &xq[r0 * k..],
                 x_scales: &x_scales[r0 * blocks..],
@@ -167,8 +209,8 @@ impl Int16PackedWeight {
             };
             let w = &self.values[panel * k * NR..][..k * NR];
             let w_scales = &self.scales[panel * blocks * NR..][..blocks * NR];
-            micro_kernel(tile, &panel_rows, w, w_scales);
-        })
+            kernel(tile, &panel_rows, w, w_scales);
+        });
     }
 }
 
@@ -183,16 +225,29 @@ impl IntegerProduct for Int16PackedWeight {
 }
 
 /// Up to [`MR`] consecutive rows of the 16-bit input with their block scales.
-struct PanelRows<'a> {
-    x: &'a [i16],
-    x_scales: &'a [f32],
-    k: usize,
-    rows: usize,
+pub(super) struct PanelRows<'a> {
+    pub(super) x: &'a [i16],
+    pub(super) x_scales: &'a [f32],
+    pub(super) k: usize,
+    pub(super) rows: usize,
 }
+
+/// Adds one panel's products into a tile (see [`portable_kernel`]).
+pub(super) type MicroKernel = fn(&mut [[f32; NR]; MR], &PanelRows, &[i16], &[f32]);
 
 /// Each row's blocks of 32 as 16-bit integers and one f32 scale per block (`x ≈ q · scale`),
 /// rounding half to even (wasm's `nearest`, one instruction where `round` is a libm call).
 fn quantize_rows(x: &[f32], k: usize) -> (Vec<i16>, Vec<f32>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(rounded) = x86::quantize_rows(x, k) {
+        return rounded;
+    }
+    quantize_rows_portable(x, k)
+}
+
+/// [`quantize_rows`] in plain Rust (natively without SSE4.1 each `round_ties_even` is a call to
+/// libm's `rintf`: x86-64 with AVX2 runs its own build, the same numbers).
+fn quantize_rows_portable(x: &[f32], k: usize) -> (Vec<i16>, Vec<f32>) {
     let mut q = vec![0i16; x.len()];
     let mut scales = Vec::with_capacity(x.len() / BLOCK);
     for (values, out) in x.chunks_exact(BLOCK).zip(q.chunks_exact_mut(BLOCK)) {
@@ -261,12 +316,28 @@ fn decode_q4_0(raw: &[u8], out: &mut [i8; BLOCK]) {
     }
 }
 
-/// `tile[r][c] += Σ_blocks (Σ_kk x[r][kk] · w[c][kk]) · (w_scale[c] · x_scale[r])`.
-fn micro_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
+/// Whether this machine has a SIMD micro-kernel (wasm simd128, x86-64 AVX2): elsewhere natively,
+/// candle's gemm on dequantized weights is faster than the portable kernel.
+pub fn has_simd_kernel() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let simd = x86::best_kernel().is_some();
+    #[cfg(not(target_arch = "x86_64"))]
+    let simd = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+    simd
+}
+
+/// The micro-kernel for this machine: simd128 in wasm, AVX2 (or AVX-VNNI) on x86-64, else the
+/// portable one. Each adds `Σ_blocks (Σ_kk x[r][kk] · w[c][kk]) · (w_scale[c] · x_scale[r])`
+/// into `tile[r][c]` with the same integer sums and the same f32 steps: the same numbers.
+fn micro_kernel() -> MicroKernel {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    return simd128_kernel(tile, rows, w, w_scales);
+    return simd128_kernel;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(kernel) = x86::best_kernel() {
+        return kernel;
+    }
     #[allow(unreachable_code)]
-    portable_kernel(tile, rows, w, w_scales)
+    portable_kernel
 }
 
 /// [`micro_kernel`] with wasm simd128. A partial tile (rows < MR) repeats its last row in the
@@ -351,6 +422,40 @@ mod tests {
                 quantized_kernel_check::<Int16PackedWeight>(dtype, m, n, k).unwrap();
             }
         }
+    }
+
+    /// The CLI's kernel (AVX2 / AVX-VNNI here) returns the portable kernel's numbers, and so the
+    /// page's (simd128 does the same steps), bit for bit, on full and partial tiles and passes.
+    #[test]
+    fn this_machines_kernel_equals_the_portable_one_bit_for_bit() {
+        use crate::backend::cpu::kernel_check::random_values;
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
+            for &(m, n, k) in QUANT_EDGE_SHAPES
+                .iter()
+                .chain(&[(14, 384, 384), (131, 40, 1536)])
+            {
+                let w = Tensor::from_vec(random_values(n * k, 2), (n, k), &Device::Cpu).unwrap();
+                let w = Int16PackedWeight::from_qtensor(&QTensor::quantize(&w, dtype).unwrap())
+                    .unwrap();
+                let mut x = random_values(m * k, 1);
+                x[0] = 40.0;
+                let b = random_values(n, 3);
+                assert_eq!(quantize_rows(&x, k), quantize_rows_portable(&x, k));
+                let ours = w.matmul_bias(&x, m, &b);
+                let portable = w.matmul_bias_with(&x, m, &b, portable_kernel);
+                let same = ours
+                    .iter()
+                    .zip(&portable)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{dtype:?} {m}×{n}×{k}: the kernels differ");
+            }
+        }
+        // A NaN is skipped by the block's maximum and rounds to 0; an infinity makes its block 0.
+        let mut odd = crate::backend::cpu::kernel_check::random_values(96, 5);
+        (odd[3], odd[40], odd[70]) = (f32::NAN, f32::INFINITY, f32::NEG_INFINITY);
+        assert_eq!(quantize_rows(&odd, 96), quantize_rows_portable(&odd, 96));
+        #[cfg(target_arch = "x86_64")]
+        assert!(has_simd_kernel(), "this machine (AVX2) runs a SIMD kernel");
     }
 
     #[test]

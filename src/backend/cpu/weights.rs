@@ -8,7 +8,7 @@ use candle_core::{Device, Module, Tensor};
 
 use super::activation::gelu_erf_in_place;
 use super::gemm::PackedWeight;
-use super::qgemm::QuantPackedWeight;
+use super::qgemm::{has_simd_kernel, QuantPackedWeight};
 use crate::backend::MatmulMode;
 use crate::model::ModelFile;
 
@@ -39,6 +39,15 @@ impl<'a> Weights<'a> {
         }
     }
 
+    /// Whether `weight` runs on our 16-bit integer kernel: q8_0/q4_0, in wasm or natively when
+    /// the user asked for it, where the kernel has SIMD (natively candle's f32 gemm on the
+    /// dequantized weight stays the default: the recorded native figures are its numbers).
+    fn integer(&self, weight: &QTensor) -> bool {
+        matches!(weight.dtype(), GgmlDType::Q8_0 | GgmlDType::Q4_0)
+            && (cfg!(target_arch = "wasm32") || self.file.integer_matmul)
+            && has_simd_kernel()
+    }
+
     /// A plain f32 tensor (quantized ones are dequantized).
     pub fn tensor(&self, name: &str) -> Result<Tensor> {
         Ok(self.file.tensor(name)?.dequantize(&Device::Cpu)?)
@@ -58,6 +67,7 @@ impl<'a> Weights<'a> {
         let name = format!("{prefix}.weight");
         let weight = self.file.tensor(&name)?;
         let rows = weight.shape().dims()[0];
+        let integer = self.integer(&weight);
         let weight = match (self.matmul, &self.shared) {
             // Whatever its dtype, the weight then takes no memory beyond the file's bytes.
             (MatmulMode::UnpackPerProduct, Some(file)) => LinearWeight::InFile {
@@ -68,18 +78,18 @@ impl<'a> Weights<'a> {
             (MatmulMode::UnpackPerProduct, None) if weight.dtype() != GgmlDType::F32 => {
                 LinearWeight::PerProduct(Arc::new(weight))
             }
-            // In wasm our simd128 kernels beat candle's gemm; natively candle's is threaded and
-            // uses AVX. q8_0/q4_0 keep their integers (half f32's memory, up to 2× its speed).
-            (MatmulMode::UnpackAtLoad, _) if cfg!(target_arch = "wasm32") => match weight.dtype() {
-                GgmlDType::Q8_0 | GgmlDType::Q4_0 => {
-                    LinearWeight::Quant(QuantPackedWeight::from_qtensor(&weight)?)
-                }
-                _ => {
-                    let dense = weight.dequantize(&Device::Cpu)?;
-                    let (n, k) = dense.dims2()?;
-                    LinearWeight::Packed(PackedWeight::pack(&dense.flatten_all()?.to_vec1()?, n, k))
-                }
-            },
+            // q8_0/q4_0 keep their integers for our 16-bit kernel in wasm (half f32's memory,
+            // up to 2× its speed), and natively when asked (`--integer-matmul`, with SIMD).
+            (MatmulMode::UnpackAtLoad, _) if integer => {
+                LinearWeight::Quant(QuantPackedWeight::from_qtensor(&weight)?)
+            }
+            // Other dtypes: in wasm our simd128 f32 kernel beats candle's gemm; natively
+            // candle's is threaded and uses AVX.
+            (MatmulMode::UnpackAtLoad, _) if cfg!(target_arch = "wasm32") => {
+                let dense = weight.dequantize(&Device::Cpu)?;
+                let (n, k) = dense.dims2()?;
+                LinearWeight::Packed(PackedWeight::pack(&dense.flatten_all()?.to_vec1()?, n, k))
+            }
             (MatmulMode::UnpackAtLoad | MatmulMode::UnpackPerProduct, _) => {
                 LinearWeight::Dense(QMatMul::Tensor(weight.dequantize(&Device::Cpu)?))
             }
@@ -94,6 +104,7 @@ impl<'a> Weights<'a> {
         };
         Ok(Linear {
             weight,
+            integer,
             bias,
             bias_values,
         })
@@ -139,14 +150,16 @@ enum LinearWeight {
     InFile { file: Arc<ModelFile>, name: String },
     /// `UnpackAtLoad` in wasm, f32 file: packed for [`PackedWeight::matmul_bias`] (bias fused).
     Packed(PackedWeight),
-    /// `UnpackAtLoad` in wasm, q8_0/q4_0 file: the file's integers for
-    /// [`QuantPackedWeight::matmul_bias`].
+    /// `UnpackAtLoad`, q8_0/q4_0 file, where the integer kernel has SIMD: the file's integers
+    /// for [`QuantPackedWeight::matmul_bias`].
     Quant(QuantPackedWeight),
 }
 
 /// `y = x·Wᵀ + b`; W quantized (q8_0, q4_0) or f32; no `b` for a layer without bias.
 pub struct Linear {
     weight: LinearWeight,
+    /// Products on our 16-bit integer kernel (`Weights::integer`), also when unpacked per product.
+    integer: bool,
     bias: Option<Tensor>,
     /// The bias as a slice (zeros without one), for the packed kernel.
     bias_values: Vec<f32>,
@@ -177,11 +190,11 @@ impl Linear {
         }
     }
 
-    /// A weight kept quantized (`UnpackPerProduct`), unpacked for this product only: in wasm
-    /// packed for the integer kernel (q8_0/q4_0: packing costs ~1/rows of the product), else
+    /// A weight kept quantized (`UnpackPerProduct`), unpacked for this product only: packed for
+    /// the integer kernel where it runs (q8_0/q4_0: packing costs ~1/rows of the product), else
     /// to f32 (the same numbers as `Dense`).
     fn streamed(&self, q: &QTensor, x: &Tensor, gelu: bool) -> Result<Tensor> {
-        if cfg!(target_arch = "wasm32") && matches!(q.dtype(), GgmlDType::Q8_0 | GgmlDType::Q4_0) {
+        if self.integer {
             let w = QuantPackedWeight::from_qtensor(q)?;
             return self.ours(x, w.out_features(), gelu, |x, m| {
                 w.matmul_bias(x, m, &self.bias_values)
