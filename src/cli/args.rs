@@ -290,7 +290,7 @@ pub(crate) struct LoadArgs {
 
 impl LoadArgs {
     pub(super) fn options(&self) -> LoadOptions {
-        if self.integer_matmul && !sr_bench_has_simd_kernel() {
+        if self.integer_matmul && !crate::backend::cpu::qgemm::has_simd_kernel() {
             eprintln!(
                 "sr-bench: --integer-matmul: this CPU has no AVX2; candle's f32 products run"
             );
@@ -301,8 +301,4 @@ impl LoadArgs {
             integer_matmul: self.integer_matmul,
         }
     }
-}
-
-fn sr_bench_has_simd_kernel() -> bool {
-    crate::backend::cpu::qgemm::has_simd_kernel()
 }
