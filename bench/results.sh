@@ -6,6 +6,8 @@
 #
 #   bash bench/results.sh                        # the released files and the baseline
 #   TRAINED=bench/out/train bash bench/results.sh  # plus every trained q8_0 file found there
+#   TRAINED=bench/out/train4 TAG=4-epochs ONLY=all-MiniLM-L6-v2-stsb.q8_0.4-epochs.full bash bench/results.sh
+#                                                # a trained file's row, its id tagged (another run of the same recipe)
 #   ONLY=all-MiniLM-L6-v2.q8_0.quick bash bench/results.sh   # one row again
 #
 # Needs ./build.sh build first (target/release/sr-bench, www/models, data/).
@@ -67,7 +69,7 @@ row embeddinggemma-300m.q8_0.sts-prompt.quick "$G" --split quick --prefix "task:
 if [ -n "${TRAINED:-}" ]; then
   for f in "$TRAINED"/*.q8_0.gguf; do
     [ -e "$f" ] || continue
-    row "$(basename "$f" .gguf).full" "$f" --split full
+    row "$(basename "$f" .gguf)${TAG:+.$TAG}.full" "$f" --split full
   done
 fi
 echo "wrote $OUT/ ($(ls "$OUT" | wc -l) rows)"
