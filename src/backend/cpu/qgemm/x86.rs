@@ -1,12 +1,13 @@
-//! The 16-bit integer kernel's micro-kernel natively on x86-64: AVX2's `vpmaddwd` (16
-//! multiply-adds per instruction where f32 FMA does 8 per 256-bit register), and with AVX-VNNI
-//! (or AVX-512 VNNI) `vpdpwssd`, the same multiply-add with the accumulation fused in.
+//! The 16-bit integer kernel's micro-kernel natively on x86-64 (`--integer-matmul`): AVX2's
+//! `vpmaddwd` (16 multiply-adds per instruction where f32 FMA does 8 per 256-bit register), and
+//! with AVX-VNNI `vpdpwssd`, the same multiply-add with the accumulation fused in.
 //!
-//! Why: natively the CLI dequantized q8_0 weights to f32 for candle's gemm, and 76 % of its time
-//! went to that gemm; this kernel keeps the file's integers as the page does. It reads the panel
-//! layout of its parent, `qgemm.rs` (NR = 8 columns per depth pair = one 256-bit register) and does the same
+//! Why: natively the CLI dequantizes q8_0 weights to f32 for candle's gemm, where 76 % of its time
+//! goes; this kernel keeps the file's integers as the page does. It reads the panel layout of its
+//! parent, `qgemm.rs` (NR = 8 columns per depth pair = one 256-bit register), and does the same
 //! integer sums and the same f32 steps in the same order (convert, scale × scale, multiply, add;
-//! no fused multiply-add), so the CLI's vectors equal the page's, bit for bit.
+//! no fused multiply-add): its products equal the portable kernel's, and so the page's, bit for
+//! bit.
 
 use std::arch::x86_64::*;
 
