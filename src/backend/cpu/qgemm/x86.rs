@@ -39,7 +39,7 @@ pub(super) fn quantize_rows(x: &[f32], k: usize) -> Option<(Vec<i16>, Vec<f32>)>
     Some(unsafe { quantize_rows_avx2(x, k) })
 }
 
-/// [`super::quantize_rows_portable`]'s steps in AVX2: the block's largest magnitude (NaN
+/// The portable rounding's steps (the `rounding` module) in AVX2: the block's largest magnitude (NaN
 /// skipped), one division for the scale's inverse, then `x · inverse` rounded half to even
 /// (`vcvtps2dq` under the default rounding mode) and narrowed; NaN becomes 0 as Rust's `as` does.
 #[target_feature(enable = "avx2")]
