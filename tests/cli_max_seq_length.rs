@@ -7,7 +7,7 @@ mod common;
 
 use cli_common::sr_bench;
 
-use std::process::Command;
+use std::path::Path;
 
 fn llama_file() -> String {
     let path = common::llama_path("q8_0");
@@ -73,14 +73,7 @@ fn info_shows_the_effective_max_seq_length() {
 
 #[test]
 fn every_embedding_command_takes_the_flag() {
-    for command in ["embed", "similarity", "eval", "eval-czech", "bench", "info"] {
-        let (ok, help, stderr) = sr_bench(&[command, "--help"]);
-        assert!(ok, "{stderr}");
-        assert!(
-            help.contains("--max-seq-length <N>"),
-            "{command} --help: {help}"
-        );
-    }
+    cli_common::every_embedding_command_lists("--max-seq-length <N>");
     // A value beyond the table fails before any data is read, for every command.
     let file = llama_file();
     for args in [
@@ -106,26 +99,7 @@ fn embed_with_256_matches_sentence_transformers_on_the_longest_text() {
     let fixture = common::fixture("all-MiniLM-L6-v2");
     let file = llama_file();
     let texts: Vec<&str> = fixture.items.iter().map(|i| i.text.as_str()).collect();
-    let input = serde_json::to_string(&texts).unwrap();
-    let embed = |extra: &[&str]| -> Vec<Vec<f32>> {
-        let mut child = Command::new(cli_common::binary())
-            .args(["embed", "--model", &file])
-            .args(extra)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let embed = |extra: &[&str]| cli_common::embed(Path::new(&file), extra, &texts);
     let min = |vectors: &[Vec<f32>]| {
         fixture
             .items

@@ -42,6 +42,41 @@ pub fn sr_bench(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// Every command that embeds (and `info`) lists `flag` in its `--help`.
+pub fn every_embedding_command_lists(flag: &str) {
+    for command in ["embed", "similarity", "eval", "eval-czech", "bench", "info"] {
+        let (ok, help, stderr) = sr_bench(&[command, "--help"]);
+        assert!(ok, "{stderr}");
+        assert!(help.contains(flag), "{command} --help lacks {flag}: {help}");
+    }
+}
+
+/// `sr-bench embed --model MODEL EXTRA…` of `texts` (a JSON array on stdin): the vectors; fails
+/// the test unless it succeeds.
+pub fn embed(model: &Path, extra: &[&str], texts: &[&str]) -> Vec<Vec<f32>> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(binary())
+        .args(["embed", "--model", model.to_str().unwrap()])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let input = serde_json::to_string(texts).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "sr-bench embed {extra:?}: {stderr}");
+    serde_json::from_slice(&out.stdout).expect("a JSON array of vectors")
+}
+
 /// `sr-bench eval` of `model` on the data folder of the tests, `extra` flags added, the report
 /// written to `json`: (success, stdout, stderr).
 pub fn eval_to_json(model: &Path, extra: &[&str], json: &Path) -> (bool, String, String) {
