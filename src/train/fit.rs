@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use candle_core::backprop::GradStore;
-use candle_core::{DType, Tensor, Var};
+use candle_core::{DType, Tensor};
 
 use super::adamw::AdamW;
 use super::checkpoint::{self, Checkpoint, Inputs, RunState};
@@ -83,7 +82,6 @@ impl Trainer<'_> {
             }
         };
         let mut opt = AdamW::new(self.model.params(), ADAM_EPS, decay)?;
-        let all_vars: Vec<Var> = self.model.params().values().cloned().collect();
         let mut run = match checkpoints.as_ref().and_then(|c| c.resume.as_ref()) {
             Some(saved) => self.resume(saved, recipe, (per_epoch, total), &mut opt)?,
             None => {
@@ -150,9 +148,9 @@ impl Trainer<'_> {
                         run.steps + 1
                     );
                 }
-                let mut grads = loss.backward()?;
-                clip_gradients(&mut grads, &all_vars, MAX_GRAD_NORM)?;
-                opt.step(&grads, scheduled_lr(recipe.lr, run.steps, warmup, total))?;
+                let grads = loss.backward()?;
+                let lr = scheduled_lr(recipe.lr, run.steps, warmup, total);
+                opt.step(&grads, lr, MAX_GRAD_NORM)?;
                 run.steps += 1;
                 run.log.train_seconds += step_started.elapsed().as_secs_f64();
                 run.log.loss.push(value);
@@ -321,28 +319,4 @@ pub fn scheduled_lr(lr: f64, step: usize, warmup: usize, total: usize) -> f64 {
     } else {
         lr * (total - step) as f64 / (total - warmup).max(1) as f64
     }
-}
-
-/// Scales every gradient down so that their joint L2 norm is at most `max_norm`.
-fn clip_gradients(grads: &mut GradStore, vars: &[Var], max_norm: f64) -> Result<()> {
-    let mut squared = 0.0;
-    for v in vars {
-        if let Some(g) = grads.get(v.as_tensor()) {
-            squared += g
-                .sqr()?
-                .sum_all()?
-                .to_dtype(DType::F64)?
-                .to_scalar::<f64>()?;
-        }
-    }
-    let norm = squared.sqrt();
-    if norm > max_norm {
-        let scale = max_norm / (norm + 1e-6);
-        for v in vars {
-            if let Some(g) = grads.remove(v.as_tensor()) {
-                grads.insert(v.as_tensor(), (g * scale)?);
-            }
-        }
-    }
-    Ok(())
 }

@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod data;
 pub mod encoder;
 mod fit;
+mod fused;
 mod trainer;
 
 use anyhow::{bail, Result};
