@@ -72,7 +72,7 @@ fn slug(which: &TrainData) -> &'static str {
 }
 
 pub(crate) fn run(a: TrainArgs) -> Result<()> {
-    tune_process_for_training();
+    keep_freed_memory();
     // Everything is read and checked before the long part starts; nothing but the
     // checkpoint is written until the run ends.
     let saved = a
@@ -231,25 +231,16 @@ pub(crate) fn run(a: TrainArgs) -> Result<()> {
 }
 
 /// SHA-256 of the pairs in order: what a resumed run checks its data against.
-/// Process settings for a training run (measured on MiniLM, 2 cores):
-/// - glibc hands freed blocks above a moving threshold back to the system, and a step frees and
-///   allocates the same tensors (up to tens of MB) again every step: faulting their pages back
-///   in took about a third of a step. A fixed threshold (glibc's largest, 32 MB) and no
-///   trimming keep them for the next step.
-/// - candle's pool for element-wise operations keeps a worker spinning between operations,
-///   which takes a core from the matrix products' threads; the heavy element-wise steps of
-///   training are our own (`train/fused.rs`, on rayon), so that pool gets one thread (candle's
-///   `CANDLE_NUM_THREADS`; ~10 % more steps a second), unless the user set it.
-fn tune_process_for_training() {
+/// glibc hands freed blocks above a moving threshold back to the system, and a training step
+/// frees and allocates the same tensors (up to tens of MB) again every step: faulting their
+/// pages back in took about a third of a MiniLM step (2 cores). A fixed threshold (glibc's
+/// largest, 32 MB) and no trimming keep them for the next step.
+fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets the allocator's tunables; called before the run allocates.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
-    }
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
-        // Before any candle operation: candle reads it once, when its pool starts.
-        std::env::set_var("CANDLE_NUM_THREADS", "1");
     }
 }
 
