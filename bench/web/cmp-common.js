@@ -130,15 +130,15 @@ export function cosine(a, b) {
 }
 
 /**
- * The parity set: sentence-transformers' embeddings of MiniLM's 82 reference texts
- * (tests/fixtures/all-MiniLM-L6-v2.json, copied to the site as ref/), and sr-bench's own
- * (wasm, this model file) of the same texts. The engines compared read the texts as strings, so
+ * The parity set: sentence-transformers' embeddings of the model's 82 reference texts
+ * (tests/fixtures/<name>.json, copied to the site as ref/), and sr-bench's own (wasm, this model
+ * file) of the same texts. The engines compared read the texts as strings, so
  * a text longer than the model's 256 tokens is cut by us at the last word that fits (one text:
  * the long paragraph): every engine then sees the same words, none truncates.
  */
-export async function paritySet(modelBytes) {
+export async function paritySet(modelBytes, name = 'all-MiniLM-L6-v2') {
   await ourWasm();
-  const ref = JSON.parse(new TextDecoder().decode(await bytes('ref/all-MiniLM-L6-v2.json')));
+  const ref = JSON.parse(new TextDecoder().decode(await bytes(`ref/${name}.json`)));
   const model = Model.load(modelBytes);
   const limit = ref.max_seq_length;
   // Counts past the file's own truncation (token_count counts after truncating).

@@ -33,6 +33,21 @@ async function startPool(url) {
   return { pool, size, modelBytes };
 }
 
+/** The pool's vectors of the model's 82 reference texts against sentence-transformers' and ours. */
+async function poolParity(pool, modelBytes, name) {
+  const set = await paritySet(modelBytes, name);
+  let handed = false;
+  let vectors = null;
+  await pool.drain(
+    () => (handed ? null : ((handed = true), { texts: set.texts })),
+    (c, flat) => {
+      const dim = flat.length / c.texts.length;
+      vectors = c.texts.map((_, i) => flat.subarray(i * dim, (i + 1) * dim));
+    },
+  );
+  return set.check(vectors);
+}
+
 /** MPNet q8_0 on the same kind of pool: the 2,000 sample, and with ?full≠0 the full SR set and
  * the page's quick split (SR quick + STS-B test), each scored (SR averages for a sanity check). */
 async function mpnet(full) {
@@ -41,10 +56,11 @@ async function mpnet(full) {
   const { pool, size, modelBytes } = await startPool(MPNET_FILE);
   const loadMs = performance.now() - t0;
   try {
+    const parity = await poolParity(pool, modelBytes, 'all-mpnet-base-v2');
     const w = await workload(modelBytes);
     say(`MPNet sample: ${w.sample.length} chunks on ${size} workers…`);
     const sample = await run(pool, w.sample);
-    if (!full) return { threads: size, load_ms: loadMs, sample: strip(sample) };
+    if (!full) return { threads: size, load_ms: loadMs, sample: strip(sample), parity };
     say(`MPNet full: ${w.total} sentences on ${size} workers…`);
     const fullRun = await run(pool, w.full);
     const report = w.score(fullRun.embeddings, 'all-mpnet-base-v2', 'q8_0');
@@ -54,7 +70,7 @@ async function mpnet(full) {
     const quickReport = q.score(quickRun.embeddings, 'all-mpnet-base-v2', 'q8_0');
     const averages = (r) => ({ structure: r.results.structure.avg_spearman, relation: r.results.relation.avg_spearman });
     return {
-      threads: size, load_ms: loadMs, sample: strip(sample),
+      threads: size, load_ms: loadMs, sample: strip(sample), parity,
       full: { ...strip(fullRun), ...averages(report) },
       quick: { ...strip(quickRun), ...averages(quickReport), stsb_test: quickReport.stsb_test.spearman },
     };
@@ -69,17 +85,7 @@ async function main() {
   const { pool, size, modelBytes } = await startPool(MODEL_FILE);
   const loadMs = performance.now() - t0;
   say('parity…');
-  const set = await paritySet(modelBytes);
-  let handed = false;
-  let vectors = null;
-  await pool.drain(
-    () => (handed ? null : ((handed = true), { texts: set.texts })),
-    (c, flat) => {
-      const dim = flat.length / c.texts.length;
-      vectors = c.texts.map((_, i) => flat.subarray(i * dim, (i + 1) * dim));
-    },
-  );
-  const parity = set.check(vectors);
+  const parity = await poolParity(pool, modelBytes, 'all-MiniLM-L6-v2');
   say('preparing the workload…');
   const w = await workload(modelBytes);
   say(`sample: ${w.sample.length} chunks on ${size} workers…`);

@@ -1,7 +1,9 @@
-// transformers.js 4 (onnxruntime-web's asyncify build, int8, WASM SIMD + threads) on the comparison
-// workload.
+// transformers.js 4 (onnxruntime-web's asyncify build, WASM SIMD + threads) on the comparison
+// workload: ?model=all-MiniLM-L6-v2 (the default) or all-mpnet-base-v2, ?dtype=q8 (int8, the
+// default; MiniLM only) or fp32. The workload's chunks and the parity texts are those of our file
+// of the same model, so both systems see the same sentences in the same order.
 // Everything is local: no request leaves this origin.
-import { workload, bytes, params, say, finish, fail, shuffled, paritySet, MODEL_FILE } from './cmp-common.js';
+import { workload, bytes, params, say, finish, fail, shuffled, paritySet, MODEL_FILE, MPNET_FILE } from './cmp-common.js';
 
 const BATCH = 32;
 
@@ -64,30 +66,35 @@ async function main() {
   env.backends.onnx.wasm.numThreads = threads;
   const tjs = new URL('./tjs/', location.href).href;
   env.backends.onnx.wasm.wasmPaths = { mjs: `${tjs}ort-wasm-simd-threaded.asyncify.mjs`, wasm: `${tjs}ort-wasm-simd-threaded.asyncify.wasm` };
-  const extractor = await pipeline('feature-extraction', 'all-MiniLM-L6-v2', { dtype: 'q8', device: 'wasm' });
+  const name = params.get('model') || 'all-MiniLM-L6-v2';
+  const dtype = params.get('dtype') || 'q8';
+  const ourFile = { 'all-MiniLM-L6-v2': MODEL_FILE, 'all-mpnet-base-v2': MPNET_FILE }[name];
+  if (!ourFile || !['q8', 'fp32'].includes(dtype)) throw new Error(`no ${name} ${dtype} here`);
+  const extractor = await pipeline('feature-extraction', name, { dtype, device: 'wasm' });
   await extractor(['warm up'], { pooling: 'mean', normalize: true });
   const loadMs = performance.now() - t0;
   say('parity…');
-  const set = await paritySet(await bytes(MODEL_FILE));
+  const fileBytes = await bytes(ourFile);
+  const set = await paritySet(fileBytes, name);
   const t = await extractor(set.texts, { pooling: 'mean', normalize: true });
   const dim = t.dims[1];
   const parity = set.check(set.texts.map((_, i) => t.data.subarray(i * dim, (i + 1) * dim)));
   say('preparing the workload…');
-  const w = await workload(await bytes(MODEL_FILE));
+  const w = await workload(fileBytes);
   const sample = await run(extractor, w.sample);
   let full = null;
   let report = null;
   if (params.get('full') !== '0') {
     full = await run(extractor, w.full);
-    report = w.score(full.embeddings, 'all-MiniLM-L6-v2', 'onnx-int8 (transformers.js)');
+    report = w.score(full.embeddings, name, `onnx-${dtype === 'q8' ? 'int8' : 'fp32'} (transformers.js)`);
   }
   let fullShuffled = null;
-  if (params.get('full') !== '0' && params.get('shuffled') !== '0') {
+  if (params.get('full') !== '0' && params.get('shuffled') !== '0' && dtype === 'q8' && name === 'all-MiniLM-L6-v2') {
     const r = await runShuffled(extractor, w.full);
     fullShuffled = { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s, padded_tokens: r.padded_tokens };
   }
   const strip = (r) => r && { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s };
-  finish({ system: 'transformers.js', threads, load_ms: loadMs, total: w.total, sample: strip(sample), full: strip(full), full_shuffled: fullShuffled, report, parity: { onnx_int8: parity } });
+  finish({ system: 'transformers.js', model: name, dtype, threads, load_ms: loadMs, total: w.total, sample: strip(sample), full: strip(full), full_shuffled: fullShuffled, report, parity: { onnx: parity } });
 }
 
 main().catch(fail);
