@@ -72,7 +72,6 @@ fn slug(which: &TrainData) -> &'static str {
 }
 
 pub(crate) fn run(a: TrainArgs) -> Result<()> {
-    keep_freed_memory();
     // Everything is read and checked before the long part starts; nothing but the
     // checkpoint is written until the run ends.
     let saved = a
@@ -231,19 +230,6 @@ pub(crate) fn run(a: TrainArgs) -> Result<()> {
 }
 
 /// SHA-256 of the pairs in order: what a resumed run checks its data against.
-/// glibc hands freed blocks above a moving threshold back to the system, and a training step
-/// frees and allocates the same tensors (up to tens of MB) again every step: faulting their
-/// pages back in took about a third of a MiniLM step (2 cores). A fixed threshold (glibc's
-/// largest, 32 MB) and no trimming keep them for the next step.
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets the allocator's tunables; called before the run allocates.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
-    }
-}
-
 fn pairs_sha256(set: &TrainingSet) -> String {
     let mut text = String::new();
     for p in &set.pairs {

@@ -131,8 +131,15 @@ pub fn softmax_in_place(row: &mut [f32]) {
 pub fn exp_nonpositive(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75; // ln 2's leading bits: n · LN2_HI is exact for |n| ≤ 127
     const LN2_LO: f32 = 1.428_606_8e-6;
+    // n = round-half-to-even(x·log₂e) by adding and subtracting 1.5·2²³: IEEE's default
+    // rounding does it for |v| < 2²², and the sum's low bits then hold n, so 2ⁿ comes from bits
+    // without a float-to-int conversion. Natively `round_ties_even` is a libm call per value on
+    // x86-64 without SSE4.1 (every build for a plain x86-64 target), which kept softmax and the
+    // SwiGLU gate from vectorizing; the numbers are the same bit for bit.
+    const SHIFT: f32 = 12_582_912.0;
     let clamped = if x < -87.0 { -87.0 } else { x };
-    let n = (clamped * std::f32::consts::LOG2_E).round_ties_even();
+    let shifted = clamped * std::f32::consts::LOG2_E + SHIFT;
+    let n = shifted - SHIFT;
     let r = (clamped - n * LN2_HI) - n * LN2_LO;
     let p = 1.0
         + r * (1.0
@@ -140,7 +147,11 @@ pub fn exp_nonpositive(x: f32) -> f32 {
                 + r * (1.0 / 6.0
                     + r * (1.0 / 24.0
                         + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    let scale = f32::from_bits(
+        (shifted.to_bits().wrapping_sub(SHIFT.to_bits()))
+            .wrapping_add(127)
+            .wrapping_shl(23),
+    );
     if x < -87.0 {
         0.0
     } else {
