@@ -12,6 +12,7 @@
 //! Kernels with fewer activation bits were measured and lost (docs/cpu-kernels.md).
 
 mod rounding;
+mod tiles;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -20,6 +21,7 @@ use candle_core::quantized::{GgmlDType, QTensor};
 use half::f16;
 
 use rounding::quantize_rows;
+use tiles::tiled_product;
 
 /// Values per scale block (q8_0 and q4_0 both use 32).
 pub const BLOCK: usize = 32;
@@ -29,7 +31,7 @@ pub(super) const MR: usize = 4;
 pub(super) const NR: usize = 8;
 /// Rows per pass (whole tiles): their 16-bit `x` (MC × k × 2 bytes, ≤ 192 KB at k = 1536)
 /// stays in L2.
-const MC: usize = 16 * MR;
+pub(super) const MC: usize = 16 * MR;
 
 /// The integer product the page runs: the 16-bit kernel (the alternatives measured against it
 /// are in docs/cpu-kernels.md).
@@ -84,38 +86,6 @@ pub(super) fn for_each_block(
     Ok((n, k))
 }
 
-/// `m × n` outputs into `y` starting from `bias`, filled tile by tile: `kernel(tile, panel, r0,
-/// rows)` adds rows `r0 .. r0 + rows` × the panel's NR columns into `tile` (passes of MC rows, so
-/// a pass's quantized inputs stay in L2 while every panel goes by).
-pub(super) fn tiled_product(
-    y: &mut [f32],
-    m: usize,
-    n: usize,
-    bias: &[f32],
-    mut kernel: impl FnMut(&mut [[f32; NR]; MR], usize, usize, usize),
-) {
-    assert_eq!(bias.len(), n, "bias is not {n} long");
-    assert_eq!(y.len(), m * n, "output is not {m}×{n}");
-    let mut tile = [[0.0f32; NR]; MR];
-    for m0 in (0..m).step_by(MC) {
-        let m1 = (m0 + MC).min(m);
-        for panel in 0..n.div_ceil(NR) {
-            let n0 = panel * NR;
-            let cols = NR.min(n - n0);
-            for r0 in (m0..m1).step_by(MR) {
-                let rows = MR.min(m1 - r0);
-                for acc in tile.iter_mut().take(rows) {
-                    acc[..cols].copy_from_slice(&bias[n0..n0 + cols]);
-                }
-                kernel(&mut tile, panel, r0, rows);
-                for (r, acc) in tile.iter().enumerate().take(rows) {
-                    y[(r0 + r) * n + n0..][..cols].copy_from_slice(&acc[..cols]);
-                }
-            }
-        }
-    }
-}
-
 /// Largest 16-bit magnitude used, symmetric so no product pair can reach i32's edge.
 pub(super) const X_MAX: f32 = 32767.0;
 
@@ -161,10 +131,18 @@ impl Int16PackedWeight {
 
     /// `x`: `m × k` row-major → `m × n` row-major, plus `bias` (length n) on every row.
     pub fn matmul_bias(&self, x: &[f32], m: usize, bias: &[f32]) -> Vec<f32> {
-        self.matmul_bias_with(x, m, bias, micro_kernel())
+        self.matmul_bias_with(x, m, bias, micro_kernel(), wide_kernel())
     }
 
-    fn matmul_bias_with(&self, x: &[f32], m: usize, bias: &[f32], kernel: MicroKernel) -> Vec<f32> {
+    /// With `kernel`, and `wide` where this machine has a two-panel kernel (x86-64).
+    fn matmul_bias_with(
+        &self,
+        x: &[f32],
+        m: usize,
+        bias: &[f32],
+        kernel: MicroKernel,
+        wide: Option<WideKernel>,
+    ) -> Vec<f32> {
         let (n, k) = (self.n, self.k);
         assert_eq!(x.len(), m * k, "input is not {m}×{k}");
         let (xq, x_scales) = quantize_rows(x, k);
@@ -182,15 +160,16 @@ impl Int16PackedWeight {
             y.par_chunks_mut(per_task * n)
                 .enumerate()
                 .for_each(|(task, y)| {
-                    self.rows_product(&xq, &x_scales, task * per_task, y, bias, kernel)
+                    self.rows_product(&xq, &x_scales, task * per_task, y, bias, kernel, wide)
                 });
         }
         #[cfg(target_arch = "wasm32")]
-        self.rows_product(&xq, &x_scales, 0, &mut y, bias, kernel);
+        self.rows_product(&xq, &x_scales, 0, &mut y, bias, kernel, wide);
         y
     }
 
     /// Rows `r0 ..` of the product (as many as `y` holds) into `y`.
+    #[allow(clippy::too_many_arguments)]
     fn rows_product(
         &self,
         xq: &[i16],
@@ -199,20 +178,45 @@ impl Int16PackedWeight {
         y: &mut [f32],
         bias: &[f32],
         kernel: MicroKernel,
+        wide: Option<WideKernel>,
     ) {
         let (n, k) = (self.n, self.k);
         let blocks = k / BLOCK;
         let (xq, x_scales) = (&xq[r0 * k..], &x_scales[r0 * blocks..]);
-        tiled_product(y, y.len() / n, n, bias, |tile, panel, r0, rows| {
-            let panel_rows = PanelRows {
-                x: &xq[r0 * k..],
-                x_scales: &x_scales[r0 * blocks..],
-                k,
-                rows,
-            };
-            let w = &self.values[panel * k * NR..][..k * NR];
-            let w_scales = &self.scales[panel * blocks * NR..][..blocks * NR];
-            kernel(tile, &panel_rows, w, w_scales);
+        let rows_at = |r0: usize, rows: usize| PanelRows {
+            x: &xq[r0 * k..],
+            x_scales: &x_scales[r0 * blocks..],
+            k,
+            rows,
+        };
+        let panel = |p: usize| {
+            (
+                &self.values[p * k * NR..][..k * NR],
+                &self.scales[p * blocks * NR..][..blocks * NR],
+            )
+        };
+        let m = y.len() / n;
+        let Some(wide) = wide else {
+            tiled_product::<NR>(y, m, n, bias, |tile, n0, r0, rows, _| {
+                let (w, w_scales) = panel(n0 / NR);
+                kernel(tile, &rows_at(r0, rows), w, w_scales);
+            });
+            return;
+        };
+        tiled_product::<{ 2 * NR }>(y, m, n, bias, |tile, n0, r0, rows, cols| {
+            let rows = rows_at(r0, rows);
+            if cols > NR {
+                wide(tile, &rows, panel(n0 / NR), panel(n0 / NR + 1));
+            } else {
+                // The last, odd panel: the one-panel kernel on the tile's first half.
+                let mut half: [[f32; NR]; MR] =
+                    std::array::from_fn(|r| std::array::from_fn(|c| tile[r][c]));
+                let (w, w_scales) = panel(n0 / NR);
+                kernel(&mut half, &rows, w, w_scales);
+                for (row, h) in tile.iter_mut().zip(&half) {
+                    row[..NR].copy_from_slice(h);
+                }
+            }
         });
     }
 }
@@ -238,6 +242,13 @@ pub(super) struct PanelRows<'a> {
 /// Adds one panel's products into a tile (see [`portable_kernel`]).
 pub(super) type MicroKernel = fn(&mut [[f32; NR]; MR], &PanelRows, &[i16], &[f32]);
 
+/// One panel's packed values and block scales.
+pub(super) type Panel<'a> = (&'a [i16], &'a [f32]);
+
+/// [`MicroKernel`] over two adjacent panels at once (2·NR columns): each of a row's broadcast
+/// depth pairs then feeds two multiply-adds, the same sums in the same order per column.
+pub(super) type WideKernel = fn(&mut [[f32; 2 * NR]; MR], &PanelRows, Panel, Panel);
+
 fn decode_q8_0(raw: &[u8], out: &mut [i8; BLOCK]) {
     for (o, &b) in out.iter_mut().zip(raw) {
         *o = b as i8;
@@ -256,7 +267,7 @@ fn decode_q4_0(raw: &[u8], out: &mut [i8; BLOCK]) {
 /// candle's gemm on dequantized weights is faster than the portable kernel.
 pub fn has_simd_kernel() -> bool {
     #[cfg(target_arch = "x86_64")]
-    let simd = x86::best_kernel().is_some();
+    let simd = x86::best_kernels().is_some();
     #[cfg(not(target_arch = "x86_64"))]
     let simd = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
     simd
@@ -269,11 +280,19 @@ fn micro_kernel() -> MicroKernel {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     return simd128_kernel;
     #[cfg(target_arch = "x86_64")]
-    if let Some(kernel) = x86::best_kernel() {
+    if let Some((kernel, _)) = x86::best_kernels() {
         return kernel;
     }
     #[allow(unreachable_code)]
     portable_kernel
+}
+
+/// The two-panel kernel where this machine has one (x86-64 with AVX2).
+fn wide_kernel() -> Option<WideKernel> {
+    #[cfg(target_arch = "x86_64")]
+    return x86::best_kernels().map(|(_, wide)| wide);
+    #[allow(unreachable_code)]
+    None
 }
 
 /// [`micro_kernel`] with wasm simd128. A partial tile (rows < MR) repeats its last row in the
@@ -383,7 +402,7 @@ mod tests {
                 let b = random_values(n, 3);
                 assert_eq!(quantize_rows(&x, k), quantize_rows_portable(&x, k));
                 let ours = w.matmul_bias(&x, m, &b);
-                let portable = w.matmul_bias_with(&x, m, &b, portable_kernel);
+                let portable = w.matmul_bias_with(&x, m, &b, portable_kernel, None);
                 let same = ours
                     .iter()
                     .zip(&portable)

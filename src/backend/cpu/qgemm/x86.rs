@@ -11,20 +11,23 @@
 
 use std::arch::x86_64::*;
 
-use super::{PanelRows, BLOCK, MR, NR};
+use super::{Panel, PanelRows, BLOCK, MR, NR};
 
-/// The micro-kernel this CPU runs best, or `None` without AVX2 (then the portable one runs).
-pub(super) fn best_kernel() -> Option<super::MicroKernel> {
+/// The one- and two-panel micro-kernels this CPU runs best, or `None` without AVX2 (then the
+/// portable one runs).
+pub(super) fn best_kernels() -> Option<(super::MicroKernel, super::WideKernel)> {
     if is_x86_feature_detected!("avxvnni") {
-        Some(|tile, rows, w, w_scales| {
-            // SAFETY: AVX-VNNI (and so AVX2) is present: checked just above.
-            unsafe { vnni_kernel(tile, rows, w, w_scales) }
-        })
+        Some((
+            // SAFETY (both): AVX-VNNI (and so AVX2) is present: checked just above.
+            |tile, rows, w, w_scales| unsafe { vnni_kernel(tile, rows, w, w_scales) },
+            |tile, rows, w0, w1| unsafe { vnni_wide_kernel(tile, rows, w0, w1) },
+        ))
     } else if is_x86_feature_detected!("avx2") {
-        Some(|tile, rows, w, w_scales| {
-            // SAFETY: AVX2 is present: checked just above.
-            unsafe { avx2_kernel(tile, rows, w, w_scales) }
-        })
+        Some((
+            // SAFETY (both): AVX2 is present: checked just above.
+            |tile, rows, w, w_scales| unsafe { avx2_kernel(tile, rows, w, w_scales) },
+            |tile, rows, w0, w1| unsafe { avx2_wide_kernel(tile, rows, w0, w1) },
+        ))
     } else {
         None
     }
@@ -133,6 +136,70 @@ unsafe fn avx2_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w
 #[target_feature(enable = "avx2,avxvnni")]
 unsafe fn vnni_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
     micro_kernel_body!(tile, rows, w, w_scales, |acc, pair, wv| {
+        _mm256_dpwssd_avx_epi32(acc, pair, wv)
+    })
+}
+
+/// Two panels per call: each row's broadcast depth pair feeds both panels' multiply-adds (one
+/// broadcast per 32 multiply-adds instead of per 16: natively the broadcasts' loads, not the
+/// multiplies, bounded the one-panel kernel). Per column the same sums and f32 steps.
+macro_rules! wide_kernel_body {
+    ($tile:ident, $rows:ident, $p0:ident, $p1:ident, $madd:expr) => {{
+        let (k, blocks) = ($rows.k, $rows.k / BLOCK);
+        let row = |r: usize| r.min($rows.rows - 1);
+        let ((w0, s0), (w1, s1)) = ($p0, $p1);
+        assert!($rows.rows >= 1 && w0.len() >= k * NR && w1.len() >= k * NR);
+        assert!(s0.len() >= blocks * NR && s1.len() >= blocks * NR);
+        assert!($rows.x.len() >= $rows.rows * k && $rows.x_scales.len() >= $rows.rows * blocks);
+        // SAFETY: the asserts bound every read as in `micro_kernel_body`, for both panels; the
+        // tile is [[f32; 2·NR]; MR]; all loads and stores are unaligned ones.
+        unsafe {
+            let x: [*const i16; MR] = std::array::from_fn(|r| $rows.x.as_ptr().add(row(r) * k));
+            let xs: [*const f32; MR] =
+                std::array::from_fn(|r| $rows.x_scales.as_ptr().add(row(r) * blocks));
+            let (wp0, wp1) = (w0.as_ptr(), w1.as_ptr());
+            for b in 0..blocks {
+                let mut acc = [_mm256_setzero_si256(); 2 * MR];
+                for q in b * BLOCK / 2..(b + 1) * BLOCK / 2 {
+                    let wv0 = _mm256_loadu_si256(wp0.add(q * 2 * NR) as *const __m256i);
+                    let wv1 = _mm256_loadu_si256(wp1.add(q * 2 * NR) as *const __m256i);
+                    for r in 0..MR {
+                        let pair =
+                            _mm256_set1_epi32((x[r].add(2 * q) as *const i32).read_unaligned());
+                        acc[2 * r] = $madd(acc[2 * r], pair, wv0);
+                        acc[2 * r + 1] = $madd(acc[2 * r + 1], pair, wv1);
+                    }
+                }
+                let ws = [
+                    _mm256_loadu_ps(s0.as_ptr().add(b * NR)),
+                    _mm256_loadu_ps(s1.as_ptr().add(b * NR)),
+                ];
+                for (r, out) in $tile.iter_mut().enumerate() {
+                    let x_scale = _mm256_set1_ps(*xs[r].add(b));
+                    for (half, ws) in ws.iter().enumerate() {
+                        let scaled = _mm256_mul_ps(
+                            _mm256_cvtepi32_ps(acc[2 * r + half]),
+                            _mm256_mul_ps(*ws, x_scale),
+                        );
+                        let o = out.as_mut_ptr().add(half * NR);
+                        _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), scaled));
+                    }
+                }
+            }
+        }
+    }};
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn avx2_wide_kernel(tile: &mut [[f32; 2 * NR]; MR], rows: &PanelRows, p0: Panel, p1: Panel) {
+    wide_kernel_body!(tile, rows, p0, p1, |acc, pair, wv| {
+        _mm256_add_epi32(acc, _mm256_madd_epi16(pair, wv))
+    })
+}
+
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn vnni_wide_kernel(tile: &mut [[f32; 2 * NR]; MR], rows: &PanelRows, p0: Panel, p1: Panel) {
+    wide_kernel_body!(tile, rows, p0, p1, |acc, pair, wv| {
         _mm256_dpwssd_avx_epi32(acc, pair, wv)
     })
 }
