@@ -303,12 +303,10 @@ impl GatedFfn {
         let (b, t, _) = x.dims3()?;
         let values = match &self.projection {
             GateProjection::Separate { up, gate } => {
-                let mut values = up.forward(x)?.flatten_all()?.to_vec1::<f32>()?;
-                gate_in_place(
-                    &mut values,
-                    &gate.forward(x)?.flatten_all()?.to_vec1()?,
-                    self.act,
-                );
+                // The input's values once for both products, their outputs as values.
+                let x = x.flatten_all()?.to_vec1::<f32>()?;
+                let mut values = up.forward_values(&x, b * t)?;
+                gate_in_place(&mut values, &gate.forward_values(&x, b * t)?, self.act);
                 values
             }
             GateProjection::Fused(both) => {

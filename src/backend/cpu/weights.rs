@@ -220,6 +220,20 @@ impl Linear {
         Ok(Tensor::from_vec(values, (b, t, n), &Device::Cpu)?)
     }
 
+    /// `x·Wᵀ + b` of `x`'s values as an `m × in` row-major matrix, as values: for a caller that
+    /// works on the values (the gated feed-forward), with no tensor made and copied out again.
+    pub fn forward_values(&self, x: &[f32], m: usize) -> Result<Vec<f32>> {
+        match &self.weight {
+            LinearWeight::Packed(w) => Ok(w.matmul_bias(x, m, &self.bias_values)),
+            LinearWeight::Quant(w) => Ok(w.matmul_bias(x, m, &self.bias_values)),
+            LinearWeight::Dense(_) | LinearWeight::PerProduct(_) | LinearWeight::InFile { .. } => {
+                let k = x.len() / m.max(1);
+                let x = Tensor::from_slice(x, (1, m, k), &Device::Cpu)?;
+                Ok(self.forward(&x)?.flatten_all()?.to_vec1()?)
+            }
+        }
+    }
+
     /// Runs one of our kernels (bias included) on `x`'s values as an `m × in` matrix, with
     /// GELU applied to its output before it becomes a tensor (no extra copy).
     fn ours(
