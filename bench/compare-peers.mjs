@@ -4,15 +4,19 @@
 //   (the second: the same site without the site's CSP, for the peers: both start blob: code)
 //   env FULL=0: the 2,000 sample only; MPNET=0: no MPNet lines; PEERS=tjs,wllama (the default;
 //   tjs runs int8 and fp32 MiniLM and, with MPNet, fp32 MPNet);
-//   LLAMA=0: no parity line for llama.cpp's own file.
+//   LLAMA=0: no parity line for llama.cpp's own file; MODERN=0: no nomic-bert section (the
+//   random nomic-bert file in MiniLM's shape, llama/ on the site, sr-bench's pool against wllama).
 import { writeFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const [base, staticBase] = process.argv.slice(2);
 const full = process.env.FULL !== '0';
 const peers = (process.env.PEERS || 'tjs,wllama').split(',');
+const modern = process.env.MODERN !== '0';
 /** Query parameters for our page (cmp-srbench.html). */
-const ourQuery = process.env.MPNET === '0' ? 'mpnet=0' : '';
+const ourQuery = [process.env.MPNET === '0' && 'mpnet=0', modern && 'modern=1'].filter(Boolean).join('&');
+/** Query parameters for wllama's page (cmp-wllama.html). */
+const wllamaQuery = [process.env.LLAMA === '0' && 'llama=0', modern && 'modern=1'].filter(Boolean).join('&');
 const origins = [new URL(base).origin, new URL(staticBase).origin];
 const external = [];
 const browser = await chromium.launch({
@@ -79,7 +83,7 @@ try {
   const tjsFp32 = await tjsPage('?dtype=fp32');
   const tjsMpnet = ours.mpnet ? await tjsPage('?model=all-mpnet-base-v2&dtype=fp32') : null;
   const wllama = peers.includes('wllama')
-    ? await runPage(`cmp-wllama.html${process.env.LLAMA === '0' ? '?llama=0' : ''}`, staticBase) : null;
+    ? await runPage(`cmp-wllama.html${wllamaQuery ? `?${wllamaQuery}` : ''}`, staticBase) : null;
   mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
   if (full) {
     for (const [name, r] of [['srbench', ours], ['tjs', tjs], ['tjs-fp32', tjsFp32], ['tjs-mpnet', tjsMpnet], ['wllama', wllama]]) {
@@ -141,6 +145,30 @@ try {
         ` → ratio sr-bench / that ${fmt(ratio, 2)}× (${full ? 'full set' : 'sample'}); parity vs sentence-transformers ` +
         `${pair(t.parity.onnx.vs_sentence_transformers)}, vs sr-bench ${pair(t.parity.onnx.vs_sr_bench)}` +
         (t.report ? `; SR avg Spearman structure ${t.report.results.structure.avg_spearman}, relation ${t.report.results.relation.avg_spearman}` : ''));
+    }
+  }
+  if (ours.modern) {
+    // One file both engines read as written by llama.cpp's converter: speed and agreement only.
+    const m = ours.modern;
+    const wm = wllama?.modern;
+    console.log('');
+    console.log(`nomic-bert in MiniLM's shape, q8_0, random weights (llama.cpp's converter; rotary positions, SwiGLU), ` +
+      `the same file in both engines; sample 2,000 SR sentences, full ${m.total}; sr-bench truncating at ${m.max_seq_length} tokens ` +
+      `(no SR sentence is longer), wllama with a 512-token context:`);
+    console.log(`${'system'.padEnd(62)} ${'cold load'.padStart(10)} ${'sample s/s'.padStart(11)} ${'full s/s'.padStart(9)} ${'full time'.padStart(10)} ${'ratio'.padStart(6)}`);
+    const modernRows = [[`sr-bench q8_0, ${m.threads} Web Workers (wasm)`, m]];
+    if (wm) modernRows.push([`wllama ${wllamaVersion} (llama.cpp ${wllama.version}) q8_0, ${wm.threads} threads`, wm]);
+    for (const [name, r] of modernRows) {
+      const ratio = full ? m.full.sentences_per_s / r.full.sentences_per_s : m.sample.sentences_per_s / r.sample.sentences_per_s;
+      console.log(`${name.padEnd(62)} ${(fmt(r.load_ms / 1000, 2) + ' s').padStart(10)} ${fmt(r.sample.sentences_per_s).padStart(11)} ` +
+        `${fmt(r.full?.sentences_per_s).padStart(9)} ${(r.full ? fmt(r.full.seconds, 0) + ' s' : '—').padStart(10)} ${(fmt(ratio, 2) + '×').padStart(6)}`);
+    }
+    console.log(`(ratio: sr-bench's sentences/s over the row's, ${full ? 'full set' : 'sample'}; the same length-sorted chunks)`);
+    console.log(`nomic-bert parity on MiniLM's ${m.parity.texts} texts vs sr-bench (one wasm instance; no sentence-transformers run of random weights), min / mean:`);
+    const modernParity = [['sr-bench q8_0 (pool)', m.parity]];
+    if (wm) modernParity.push([`wllama ${wllamaVersion} (llama.cpp's q8_0 kernels, 8-bit activations)`, wm.parity]);
+    for (const [name, p] of modernParity) {
+      console.log(`${name.padEnd(62)} ${pair(p.vs_sr_bench).padStart(24)}   worst: "${p.vs_sr_bench.worst}"`);
     }
   }
   try {

