@@ -79,6 +79,7 @@ rm -f "$OUT/modern.json"
 if [ -f "$MODERN" ]; then
   "$CLI" embed --max-seq-length 256 --model "$MODERN" < "$TEXTS" > "$OUT/srbench-modern-reference.json"
   "$CLI" bench --model "$MODERN" --sentences "$N" | tail -1 > "$OUT/srbench-modern.txt"
+  "$CLI" bench --model "$MODERN" --sentences "$N" --integer-matmul | tail -1 > "$OUT/srbench-modern-int.txt"
   "$LLAMA_VENV/bin/python" bench/native_peers.py llama "$MODERN" "$OUT/sentences.json" "$TEXTS" \
     "$OUT/srbench-modern-reference.json" > "$OUT/modern.json"
 fi
@@ -111,10 +112,12 @@ for (const r of rows) {
     (r.ours ? `   vs sr-bench (same precision class) ${pair(r.ours)}` : ''));
 }
 if (fs.existsSync(`${out}/modern.json`)) {
-  const cells = fs.readFileSync(`${out}/srbench-modern.txt`, 'utf8').trim().split(/\s+/);
+  const sps = (f) => Number(fs.readFileSync(`${out}/${f}`, 'utf8').trim().split(/\s+/)[2]);
+  const [ours, int] = [sps('srbench-modern.txt'), sps('srbench-modern-int.txt')];
   const m = JSON.parse(fs.readFileSync(`${out}/modern.json`, 'utf8'));
   console.log(`\nnomic-bert in MiniLM's shape, q8_0, random weights (llama.cpp's converter), ${n} sentences: ` +
-    `sr-bench ${fmt(Number(cells[2]))} sentences/s, llama.cpp ${fmt(m.sentences_per_s)} → ratio ${fmt(Number(cells[2]) / m.sentences_per_s, 2)}×; ` +
+    `sr-bench ${fmt(ours)} sentences/s (--integer-matmul ${fmt(int)}), llama.cpp ${fmt(m.sentences_per_s)} → ratio ` +
+    `${fmt(ours / m.sentences_per_s, 2)}× (int ${fmt(int / m.sentences_per_s, 2)}×); ` +
     `llama.cpp vs sr-bench on the 82 texts ${pair(m.vs_sr_bench)}`);
 }
 JS
