@@ -83,41 +83,58 @@ unsafe fn quantize_rows_avx2(x: &[f32], k: usize) -> (Vec<i16>, Vec<f32>) {
     (q, scales)
 }
 
-/// The kernel body for one integer multiply-accumulate step `$madd(acc, pair, w)`.
+/// The kernel body over `$p` adjacent panels (`$panels`: `[Panel; $p]`, the tile `$p`·NR wide)
+/// for one integer multiply-accumulate step `$madd(acc, pair, w)`. Two panels share each
+/// broadcast of a row's depth pair (one broadcast per 32 multiply-adds instead of per 16:
+/// natively the broadcasts' loads, not the multiplies, bounded the one-panel kernel). Per column
+/// the same sums and f32 steps whatever `$p`.
 macro_rules! micro_kernel_body {
-    ($tile:ident, $rows:ident, $w:ident, $w_scales:ident, $madd:expr) => {{
+    ($tile:ident, $rows:ident, $panels:expr, $p:literal, $madd:expr) => {{
         let (k, blocks) = ($rows.k, $rows.k / BLOCK);
+        let panels: [Panel; $p] = $panels;
         // A partial tile (rows < MR) repeats its last row: the extra sums are never copied out.
         let row = |r: usize| r.min($rows.rows - 1);
-        assert!($rows.rows >= 1 && $w.len() >= k * NR && $w_scales.len() >= blocks * NR);
+        assert!($rows.rows >= 1);
+        assert!(panels
+            .iter()
+            .all(|(w, s)| w.len() >= k * NR && s.len() >= blocks * NR));
         assert!($rows.x.len() >= $rows.rows * k && $rows.x_scales.len() >= $rows.rows * blocks);
-        // SAFETY: the asserts bound every read: w[0 .. k·NR), w_scales[0 .. blocks·NR),
-        // x[row(r)·k + 0 .. k) and x_scales[row(r)·blocks + b] (row(r) < rows); the tile is
-        // [[f32; NR]; MR]; all loads and stores are unaligned ones.
+        // SAFETY: the asserts bound every read: each panel's w[0 .. k·NR) and
+        // w_scales[0 .. blocks·NR), x[row(r)·k + 0 .. k) and x_scales[row(r)·blocks + b]
+        // (row(r) < rows); the tile is [[f32; $p·NR]; MR]; all loads and stores are unaligned.
         unsafe {
             let x: [*const i16; MR] = std::array::from_fn(|r| $rows.x.as_ptr().add(row(r) * k));
             let xs: [*const f32; MR] =
                 std::array::from_fn(|r| $rows.x_scales.as_ptr().add(row(r) * blocks));
-            let wp = $w.as_ptr();
+            let wp: [*const i16; $p] = std::array::from_fn(|p| panels[p].0.as_ptr());
             for b in 0..blocks {
-                let mut acc = [_mm256_setzero_si256(); MR];
+                let mut acc = [[_mm256_setzero_si256(); $p]; MR];
                 for q in b * BLOCK / 2..(b + 1) * BLOCK / 2 {
-                    // The NR columns' values at depths 2q, 2q+1.
-                    let wv = _mm256_loadu_si256(wp.add(q * 2 * NR) as *const __m256i);
+                    // Each panel's NR columns' values at depths 2q, 2q+1.
+                    let wv: [__m256i; $p] = std::array::from_fn(|p| {
+                        _mm256_loadu_si256(wp[p].add(q * 2 * NR) as *const __m256i)
+                    });
                     for r in 0..MR {
                         // The row's two values at depths 2q, 2q+1, in every 32-bit lane.
                         let pair =
                             _mm256_set1_epi32((x[r].add(2 * q) as *const i32).read_unaligned());
-                        acc[r] = $madd(acc[r], pair, wv);
+                        for p in 0..$p {
+                            acc[r][p] = $madd(acc[r][p], pair, wv[p]);
+                        }
                     }
                 }
-                let ws = _mm256_loadu_ps($w_scales.as_ptr().add(b * NR));
+                let ws: [__m256; $p] =
+                    std::array::from_fn(|p| _mm256_loadu_ps(panels[p].1.as_ptr().add(b * NR)));
                 for (r, out) in $tile.iter_mut().enumerate() {
                     let x_scale = _mm256_set1_ps(*xs[r].add(b));
-                    let scaled =
-                        _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r]), _mm256_mul_ps(ws, x_scale));
-                    let o = out.as_mut_ptr();
-                    _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), scaled));
+                    for p in 0..$p {
+                        let scaled = _mm256_mul_ps(
+                            _mm256_cvtepi32_ps(acc[r][p]),
+                            _mm256_mul_ps(ws[p], x_scale),
+                        );
+                        let o = out.as_mut_ptr().add(p * NR);
+                        _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), scaled));
+                    }
                 }
             }
         }
@@ -127,7 +144,7 @@ macro_rules! micro_kernel_body {
 /// `tile[r][c] += Σ_blocks (Σ_kk x[r][kk] · w[c][kk]) · (w_scale[c] · x_scale[r])` with AVX2.
 #[target_feature(enable = "avx2")]
 unsafe fn avx2_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
-    micro_kernel_body!(tile, rows, w, w_scales, |acc, pair, wv| {
+    micro_kernel_body!(tile, rows, [(w, w_scales)], 1, |acc, pair, wv| {
         _mm256_add_epi32(acc, _mm256_madd_epi16(pair, wv))
     })
 }
@@ -135,71 +152,23 @@ unsafe fn avx2_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w
 /// The same with AVX-VNNI's fused multiply-accumulate.
 #[target_feature(enable = "avx2,avxvnni")]
 unsafe fn vnni_kernel(tile: &mut [[f32; NR]; MR], rows: &PanelRows, w: &[i16], w_scales: &[f32]) {
-    micro_kernel_body!(tile, rows, w, w_scales, |acc, pair, wv| {
+    micro_kernel_body!(tile, rows, [(w, w_scales)], 1, |acc, pair, wv| {
         _mm256_dpwssd_avx_epi32(acc, pair, wv)
     })
 }
 
-/// Two panels per call: each row's broadcast depth pair feeds both panels' multiply-adds (one
-/// broadcast per 32 multiply-adds instead of per 16: natively the broadcasts' loads, not the
-/// multiplies, bounded the one-panel kernel). Per column the same sums and f32 steps.
-macro_rules! wide_kernel_body {
-    ($tile:ident, $rows:ident, $p0:ident, $p1:ident, $madd:expr) => {{
-        let (k, blocks) = ($rows.k, $rows.k / BLOCK);
-        let row = |r: usize| r.min($rows.rows - 1);
-        let ((w0, s0), (w1, s1)) = ($p0, $p1);
-        assert!($rows.rows >= 1 && w0.len() >= k * NR && w1.len() >= k * NR);
-        assert!(s0.len() >= blocks * NR && s1.len() >= blocks * NR);
-        assert!($rows.x.len() >= $rows.rows * k && $rows.x_scales.len() >= $rows.rows * blocks);
-        // SAFETY: the asserts bound every read as in `micro_kernel_body`, for both panels; the
-        // tile is [[f32; 2·NR]; MR]; all loads and stores are unaligned ones.
-        unsafe {
-            let x: [*const i16; MR] = std::array::from_fn(|r| $rows.x.as_ptr().add(row(r) * k));
-            let xs: [*const f32; MR] =
-                std::array::from_fn(|r| $rows.x_scales.as_ptr().add(row(r) * blocks));
-            let (wp0, wp1) = (w0.as_ptr(), w1.as_ptr());
-            for b in 0..blocks {
-                let mut acc = [_mm256_setzero_si256(); 2 * MR];
-                for q in b * BLOCK / 2..(b + 1) * BLOCK / 2 {
-                    let wv0 = _mm256_loadu_si256(wp0.add(q * 2 * NR) as *const __m256i);
-                    let wv1 = _mm256_loadu_si256(wp1.add(q * 2 * NR) as *const __m256i);
-                    for r in 0..MR {
-                        let pair =
-                            _mm256_set1_epi32((x[r].add(2 * q) as *const i32).read_unaligned());
-                        acc[2 * r] = $madd(acc[2 * r], pair, wv0);
-                        acc[2 * r + 1] = $madd(acc[2 * r + 1], pair, wv1);
-                    }
-                }
-                let ws = [
-                    _mm256_loadu_ps(s0.as_ptr().add(b * NR)),
-                    _mm256_loadu_ps(s1.as_ptr().add(b * NR)),
-                ];
-                for (r, out) in $tile.iter_mut().enumerate() {
-                    let x_scale = _mm256_set1_ps(*xs[r].add(b));
-                    for (half, ws) in ws.iter().enumerate() {
-                        let scaled = _mm256_mul_ps(
-                            _mm256_cvtepi32_ps(acc[2 * r + half]),
-                            _mm256_mul_ps(*ws, x_scale),
-                        );
-                        let o = out.as_mut_ptr().add(half * NR);
-                        _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), scaled));
-                    }
-                }
-            }
-        }
-    }};
-}
-
+/// [`avx2_kernel`] over two adjacent panels.
 #[target_feature(enable = "avx2")]
 unsafe fn avx2_wide_kernel(tile: &mut [[f32; 2 * NR]; MR], rows: &PanelRows, p0: Panel, p1: Panel) {
-    wide_kernel_body!(tile, rows, p0, p1, |acc, pair, wv| {
+    micro_kernel_body!(tile, rows, [p0, p1], 2, |acc, pair, wv| {
         _mm256_add_epi32(acc, _mm256_madd_epi16(pair, wv))
     })
 }
 
+/// [`vnni_kernel`] over two adjacent panels.
 #[target_feature(enable = "avx2,avxvnni")]
 unsafe fn vnni_wide_kernel(tile: &mut [[f32; 2 * NR]; MR], rows: &PanelRows, p0: Panel, p1: Panel) {
-    wide_kernel_body!(tile, rows, p0, p1, |acc, pair, wv| {
+    micro_kernel_body!(tile, rows, [p0, p1], 2, |acc, pair, wv| {
         _mm256_dpwssd_avx_epi32(acc, pair, wv)
     })
 }
