@@ -303,10 +303,10 @@ impl GatedFfn {
         let (b, t, _) = x.dims3()?;
         let values = match &self.projection {
             GateProjection::Separate { up, gate } => {
-                // The input's values once for both products, their outputs as values.
-                let x = x.flatten_all()?.to_vec1::<f32>()?;
-                let mut values = up.forward_values(&x, b * t)?;
-                gate_in_place(&mut values, &gate.forward_values(&x, b * t)?, self.act);
+                // The input's values (where our kernels need them) once for both products.
+                let x_values = std::cell::OnceCell::new();
+                let mut values = up.forward_values(x, &x_values)?;
+                gate_in_place(&mut values, &gate.forward_values(x, &x_values)?, self.act);
                 values
             }
             GateProjection::Fused(both) => {

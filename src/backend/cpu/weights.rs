@@ -1,5 +1,6 @@
 //! Typed access to a model file's tensors as candle layers.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -220,16 +221,23 @@ impl Linear {
         Ok(Tensor::from_vec(values, (b, t, n), &Device::Cpu)?)
     }
 
-    /// `x·Wᵀ + b` of `x`'s values as an `m × in` row-major matrix, as values: for a caller that
-    /// works on the values (the gated feed-forward), with no tensor made and copied out again.
-    pub fn forward_values(&self, x: &[f32], m: usize) -> Result<Vec<f32>> {
+    /// `x·Wᵀ + b` as values, for a caller that works on values (the gated feed-forward): no
+    /// output tensor made and copied out again. Our kernels read `x`'s values, taken from the
+    /// tensor at the first product that needs them and kept in `x_values` for the next one;
+    /// candle's products read the tensor itself.
+    pub fn forward_values(&self, x: &Tensor, x_values: &OnceCell<Vec<f32>>) -> Result<Vec<f32>> {
+        let (b, t, _) = x.dims3()?;
+        let values = || -> Result<&Vec<f32>> {
+            if x_values.get().is_none() {
+                let _ = x_values.set(x.flatten_all()?.to_vec1()?);
+            }
+            Ok(x_values.get().expect("set just above"))
+        };
         match &self.weight {
-            LinearWeight::Packed(w) => Ok(w.matmul_bias(x, m, &self.bias_values)),
-            LinearWeight::Quant(w) => Ok(w.matmul_bias(x, m, &self.bias_values)),
+            LinearWeight::Packed(w) => Ok(w.matmul_bias(values()?, b * t, &self.bias_values)),
+            LinearWeight::Quant(w) => Ok(w.matmul_bias(values()?, b * t, &self.bias_values)),
             LinearWeight::Dense(_) | LinearWeight::PerProduct(_) | LinearWeight::InFile { .. } => {
-                let k = x.len() / m.max(1);
-                let x = Tensor::from_slice(x, (1, m, k), &Device::Cpu)?;
-                Ok(self.forward(&x)?.flatten_all()?.to_vec1()?)
+                Ok(self.forward(x)?.flatten_all()?.to_vec1()?)
             }
         }
     }
