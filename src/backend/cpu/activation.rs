@@ -129,8 +129,6 @@ pub fn softmax_in_place(row: &mut [f32]) {
 /// series to r⁷ (truncation < 4·10⁻⁹), scaled by `2ⁿ` built from bits. Only multiplies, adds and
 /// selects: the loop over a row vectorizes.
 pub fn exp_nonpositive(x: f32) -> f32 {
-    const LN2_HI: f32 = 0.693_145_75; // ln 2's leading bits: n · LN2_HI is exact for |n| ≤ 127
-    const LN2_LO: f32 = 1.428_606_8e-6;
     // n = round-half-to-even(x·log₂e) by adding and subtracting 1.5·2²³: IEEE's default
     // rounding does it for |v| < 2²², and the sum's low bits then hold n, so 2ⁿ comes from bits
     // without a float-to-int conversion. Natively `round_ties_even` is a libm call per value on
@@ -139,14 +137,7 @@ pub fn exp_nonpositive(x: f32) -> f32 {
     const SHIFT: f32 = 12_582_912.0;
     let clamped = if x < -87.0 { -87.0 } else { x };
     let shifted = clamped * std::f32::consts::LOG2_E + SHIFT;
-    let n = shifted - SHIFT;
-    let r = (clamped - n * LN2_HI) - n * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0
-                    + r * (1.0 / 24.0
-                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    let p = exp_reduced(clamped, shifted - SHIFT);
     let scale = f32::from_bits(
         (shifted.to_bits().wrapping_sub(SHIFT.to_bits()))
             .wrapping_add(127)
@@ -157,6 +148,21 @@ pub fn exp_nonpositive(x: f32) -> f32 {
     } else {
         p * scale
     }
+}
+
+/// `e^(x − n·ln 2)` for the integer `n` nearest `x·log₂e`: `r` is within ±ln 2 / 2, where the
+/// Taylor series to r⁷ is enough.
+#[inline(always)]
+fn exp_reduced(x: f32, n: f32) -> f32 {
+    const LN2_HI: f32 = 0.693_145_75; // ln 2's leading bits: n · LN2_HI is exact for |n| ≤ 127
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    1.0 + r
+        * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0
+                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))))
 }
 
 #[cfg(test)]
@@ -257,6 +263,32 @@ mod tests {
         assert_eq!(exp_nonpositive(-87.5), 0.0);
         assert_eq!(exp_nonpositive(f32::NEG_INFINITY), 0.0);
         assert_eq!(exp_nonpositive(0.0), 1.0);
+    }
+
+    /// The exp's rounding by adding 1.5·2²³ and its 2ⁿ from the sum's bits give what
+    /// `round_ties_even` and an integer conversion give, bit for bit, over
+    /// every 97th f32 from −0 down past −87 (and so across the flush to 0).
+    #[test]
+    fn exp_s_rounding_equals_round_ties_even_bit_for_bit() {
+        fn reference(x: f32) -> f32 {
+            let clamped = if x < -87.0 { -87.0 } else { x };
+            let n = (clamped * std::f32::consts::LOG2_E).round_ties_even();
+            let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+            if x < -87.0 {
+                0.0
+            } else {
+                exp_reduced(clamped, n) * scale
+            }
+        }
+        let last = (-88.0f32).to_bits();
+        for bits in ((-0.0f32).to_bits()..=last).step_by(97) {
+            let x = f32::from_bits(bits);
+            assert_eq!(
+                exp_nonpositive(x).to_bits(),
+                reference(x).to_bits(),
+                "exp({x})"
+            );
+        }
     }
 
     /// Rows of every length 1..=40 (4-lane chunks and tails), scores as attention has them
