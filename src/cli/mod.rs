@@ -31,8 +31,11 @@ use report::{evaluate, prefix_note, write_json, write_pairs_csv, write_report, w
 
 pub fn main() -> ExitCode {
     one_thread_for_candles_element_wise_pool();
-    keep_freed_memory();
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve { .. }) {
+        keep_freed_memory();
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -57,7 +60,8 @@ fn one_thread_for_candles_element_wise_pool() {
 /// pass (and training step) frees and allocates the same activations (up to tens of MB) again:
 /// faulting their pages back in took about a third of a MiniLM training step and 5 % of an
 /// embedding run (2 cores). A fixed threshold (glibc's largest, 32 MB) and no trimming keep them
-/// for the next pass; the peak stays what the run needs.
+/// for the next pass; the peak stays what the run needs. Not for `serve`: a server that runs for
+/// days hands freed memory back (its class state is rebuilt on a restart).
 fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets the allocator's tunables; called before the run allocates.
