@@ -9,7 +9,8 @@
 
 mod browser_common;
 mod crafted;
-use browser_common::{fetch, fixture, log, rows, sha256_hex};
+use browser_common::random::{every_checkpoint_on_webgpu, random_file, RandomEncoder, Texts};
+use browser_common::{fetch, fixture, log, rows};
 
 use sr_bench::wasm::Model;
 use wasm_bindgen_test::*;
@@ -46,44 +47,6 @@ async fn llama_cpp_f32_file_in_the_browser_matches_sentence_transformers() {
 async fn llama_cpp_q8_0_file_in_the_browser_matches_sentence_transformers() {
     let min = min_cosine("q8_0").await;
     assert!(min >= 0.999, "{min}");
-}
-
-/// transformers' embeddings of the reference texts by a random checkpoint, with the sha256 of
-/// each file they were made from (tests/reference/random_encoders.py).
-#[derive(serde::Deserialize)]
-struct RandomEncoder {
-    files: std::collections::BTreeMap<String, RandomFile>,
-    items: Vec<RandomItem>,
-}
-
-#[derive(serde::Deserialize)]
-struct RandomFile {
-    file: String,
-    sha256: String,
-}
-
-#[derive(serde::Deserialize)]
-struct RandomItem {
-    text: String,
-    ids: Vec<u32>,
-    embedding: Vec<f32>,
-}
-
-/// `architecture`'s reference and its file of `dtype` (checked to be the one the reference was
-/// made from).
-async fn random_file(architecture: &str, dtype: &str) -> (RandomEncoder, Vec<u8>) {
-    let url = format!("/tests/artifacts/llama/{architecture}.reference.json");
-    let reference: RandomEncoder = serde_json::from_slice(&fetch(&url).await)
-        .expect("the reference is JSON: run ./build.sh fixtures");
-    let entry = &reference.files[dtype];
-    let bytes = fetch(&format!("/tests/artifacts/llama/{}", entry.file)).await;
-    assert_eq!(
-        sha256_hex(&bytes),
-        entry.sha256,
-        "{} is not the file its reference was made from: run ./build.sh fixtures",
-        entry.file
-    );
-    (reference, bytes)
 }
 
 /// The min cosine over the reference texts of `architecture`'s file of `dtype` against
@@ -161,79 +124,9 @@ async fn gemma_embedding_q4_k_m_file_in_the_browser_matches_transformers() {
     assert!(min >= 0.953, "{min}");
 }
 
-#[derive(serde::Deserialize)]
-struct Status {
-    active: String,
-}
-
-/// `architecture`'s file of `dtype` on WebGPU (SwiftShader) against transformers and against
-/// the CPU backend, over all reference texts (ModernBERT's past its local window): the min
-/// cosines.
-async fn random_on_webgpu(architecture: &str, dtype: &str) -> (f32, f32) {
-    let (reference, bytes) = random_file(architecture, dtype).await;
-    let gpu = Model::load_with_backend(bytes.clone(), "gpu".into(), None, None, None)
-        .await
-        .expect("a WebGPU adapter (webdriver.json passes --enable-unsafe-webgpu)");
-    let cpu = Model::load_with(bytes, None, None).expect("the file loads");
-    let texts: Vec<String> = reference.items.iter().map(|i| i.text.clone()).collect();
-    let started = js_sys::Date::now();
-    let got = gpu.embed_async(texts.clone()).await.unwrap().to_vec();
-    let seconds = (js_sys::Date::now() - started) / 1e3;
-    let status: Status = serde_wasm_bindgen::from_value(gpu.backend_status().unwrap()).unwrap();
-    assert_eq!(
-        status.active, "webgpu",
-        "{architecture} {dtype} must run on the GPU"
-    );
-    let want = cpu.embed(texts).unwrap().to_vec();
-    let n = reference.items.len();
-    let got = rows(&got, gpu.dim(), n);
-    let min = |pairs: Vec<f32>| pairs.into_iter().fold(f32::INFINITY, f32::min);
-    let vs_reference = min(reference
-        .items
-        .iter()
-        .zip(&got)
-        .map(|(item, g)| sr_bench::model::cosine(g, &item.embedding))
-        .collect());
-    let vs_cpu = min(got
-        .iter()
-        .zip(rows(&want, cpu.dim(), n))
-        .map(|(g, w)| sr_bench::model::cosine(g, w))
-        .collect());
-    log(format!(
-        "browser WebGPU (SwiftShader), {architecture} {dtype}: {n} texts in {seconds:.1} s, min \
-         cosine vs transformers {vs_reference:.7}, vs the CPU backend {vs_cpu:.7}"
-    ));
-    (vs_reference, vs_cpu)
-}
-
-/// The WebGPU cases (SwiftShader), by (architecture, dtype), with the min cosine each keeps
-/// against transformers; every case also equals the CPU backend to 0.99999.
-const ON_WEBGPU: &[(&str, &str, f32)] = &[
-    ("nomic-bert", "f32", 0.99999),
-    ("nomic-bert", "q8_0", 0.9993),
-    ("modern-bert", "f32", 0.99999),
-    ("modern-bert", "q8_0", 0.9993),
-    ("qwen2", "f32", 0.99999),
-    ("qwen2", "q8_0", 0.998),
-    ("qwen3", "f32", 0.99999),
-    ("qwen3", "q8_0", 0.999),
-    ("gemma-embedding", "f32", 0.99999),
-    ("gemma-embedding", "q8_0", 0.999),
-    ("t5encoder", "f32", 0.99999),
-    ("t5encoder", "q8_0", 0.9993),
-];
-
+/// Every checkpoint on WebGPU in Chromium (SwiftShader) on the gate's sample of the texts; the
+/// full tier's `browser_gpu_checkpoints_full` runs all of them.
 #[wasm_bindgen_test]
 async fn every_checkpoint_on_webgpu_in_the_browser_matches_transformers() {
-    let mut failed = Vec::new();
-    for &(architecture, dtype, bound) in ON_WEBGPU {
-        let (reference, cpu) = random_on_webgpu(architecture, dtype).await;
-        if reference < bound {
-            failed.push(format!("{architecture} {dtype}: {reference} < {bound}"));
-        }
-        if cpu < 0.99999 {
-            failed.push(format!("{architecture} {dtype} GPU vs CPU: {cpu}"));
-        }
-    }
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    every_checkpoint_on_webgpu(Texts::Sample).await;
 }

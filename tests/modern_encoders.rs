@@ -467,10 +467,31 @@ fn gemma_embedding_k_quants_match_transformers() {
 /// `architecture`'s `dtype` file on the GPU (lavapipe here; f32 activations, as Chromium's
 /// SwiftShader, unless `f16` asks for f16 storage where the adapter has it), loaded at 512 tokens (the GPU attention kernel's longest sequence): against
 /// transformers on the texts that fit (min cosine, text) and against the CPU backend at the
-/// same length on all of them.
-fn on_the_gpu(architecture: &str, dtype: &str, f16: bool) -> ((f32, String), (f32, String)) {
+/// same length on all of them. All 82 fixture texts, or the gate's sample of them
+/// (`RandomEncoder::gate_sample`: six sentences, the nine edge cases, the 300-word text).
+fn on_the_gpu(
+    architecture: &str,
+    dtype: &str,
+    f16: bool,
+    all_texts: bool,
+) -> ((f32, String), (f32, String)) {
     use sr_bench::backend::webgpu::{self, GpuOptions};
-    let reference = RandomEncoder::load(architecture);
+    let all = RandomEncoder::load(architecture);
+    let cpu = sr_bench::backend::load_embedder(all.bytes(dtype), BackendKind::Cpu).unwrap();
+    // Past the GPU attention kernel's 512 tokens: that batch runs on the CPU, the rest on
+    // the GPU.
+    let mut long = String::new();
+    for text in all.texts() {
+        if cpu.token_count(&long) > 600 {
+            break;
+        }
+        long = format!("{long} {text}");
+    }
+    let reference = if all_texts {
+        all
+    } else {
+        all.gate_sample(6, true)
+    };
     let file = || ModelFile::from_bytes(reference.bytes(dtype)).unwrap();
     let options = GpuOptions {
         no_f16: !f16,
@@ -484,16 +505,6 @@ fn on_the_gpu(architecture: &str, dtype: &str, f16: bool) -> ((f32, String), (f3
         &options,
     ))
     .unwrap_or_else(|e| panic!("{architecture} {dtype} must load on the GPU: {e:#}"));
-    let cpu = sr_bench::backend::load_embedder(reference.bytes(dtype), BackendKind::Cpu).unwrap();
-    // Past the GPU attention kernel's 512 tokens: that batch runs on the CPU, the rest on
-    // the GPU.
-    let mut long = String::new();
-    for text in reference.texts() {
-        if cpu.token_count(&long) > 600 {
-            break;
-        }
-        long = format!("{long} {text}");
-    }
     let mut texts = reference.texts();
     // ModernBERT's checkpoint has 1,024 positions, nomic-bert's 512.
     if cpu.info.max_seq_length > 600 {
@@ -585,9 +596,21 @@ const ON_THE_GPU: &[(&str, &str, bool, f32)] = &[
 
 #[test]
 fn every_checkpoint_on_the_gpu_matches_transformers() {
+    every_checkpoint_on_the_gpu(false);
+}
+
+#[test]
+#[ignore = "full tier (./build.sh test full): all 82 texts of every GPU case (~6 min on 2 cores)"]
+fn every_checkpoint_on_the_gpu_matches_transformers_on_all_texts() {
+    every_checkpoint_on_the_gpu(true);
+}
+
+/// Every case of [`ON_THE_GPU`]: the gate on the sample of the fixture texts (lavapipe runs
+/// the 15 cases' 82 texts in ~6 min of 2 cores), the full tier on all of them.
+fn every_checkpoint_on_the_gpu(all_texts: bool) {
     let mut failed = Vec::new();
     for &(architecture, dtype, f16, bound) in ON_THE_GPU {
-        let ((reference, text), (cpu, cpu_text)) = on_the_gpu(architecture, dtype, f16);
+        let ((reference, text), (cpu, cpu_text)) = on_the_gpu(architecture, dtype, f16, all_texts);
         let case = format!("{architecture} {dtype}{}", if f16 { " f16" } else { "" });
         if reference < bound {
             failed.push(format!("{case}: {reference} < {bound} on {text:?}"));
@@ -639,7 +662,7 @@ fn embeddinggemma_300m_real_on_the_gpu_matches_the_cpu() {
     // took 66.9 s (f32) and 61.1 s (q8_0) beside a training run.
     let mut failed = Vec::new();
     for (dtype, bound) in [("f32", 0.9999), ("q8_0", 0.999)] {
-        let ((reference, text), (cpu, cpu_text)) = on_the_gpu(REAL_GEMMA, dtype, false);
+        let ((reference, text), (cpu, cpu_text)) = on_the_gpu(REAL_GEMMA, dtype, false, true);
         if reference < bound {
             failed.push(format!("{dtype}: {reference} < {bound} on {text:?}"));
         }

@@ -1,6 +1,8 @@
 //! Shared by the browser tests (wasm-bindgen-test in headless Chromium).
 #![allow(dead_code)]
 
+pub mod random;
+
 use serde::Deserialize;
 
 use sr_bench::wasm::Model;

@@ -205,6 +205,16 @@ pub struct RandomEncoderItem {
 }
 
 impl RandomEncoder {
+    /// The gate's sample of the 82 fixture texts ([`gate_sample`]), then every text the
+    /// checkpoint's reference adds after them (ModernBERT's past its local window, the
+    /// decoders' and T5's of 150–200 tokens).
+    pub fn gate_sample(mut self, ordinary: usize, long: bool) -> Self {
+        let added = self.items.split_off(82.min(self.items.len()));
+        gate_sample(&mut self.items, |i| &i.text, ordinary, long);
+        self.items.extend(added);
+        self
+    }
+
     /// The reference of `architecture` (`nomic-bert`, …).
     pub fn load(architecture: &str) -> Self {
         let path = root()
@@ -280,22 +290,27 @@ pub struct FixtureItem {
     pub embedding: Vec<f32>,
 }
 
+/// The part of the 82 fixture texts a gate test on a software GPU runs (lavapipe embeds MiniLM
+/// at ~30 tokens/s on 2 cores, so the 82 texts with their 256-token batch take ~80 s a run):
+/// the first `ordinary` sentences, every edge case (items 72–80: empty, one letter,
+/// punctuation, accents, emoji, Czech, stray whitespace, tab and newline, numbers) and, if
+/// `long`, the 300-word text truncated at max_seq_length (item 81). Order kept.
+fn gate_sample<T>(items: &mut Vec<T>, text: impl Fn(&T) -> &str, ordinary: usize, long: bool) {
+    assert_eq!(items.len(), 82, "the fixture's 82 texts");
+    assert!(
+        text(&items[72]).is_empty() && text(&items[81]).split(' ').count() > 256,
+        "items 72–81 are the edge cases and the long text"
+    );
+    let end = if long { 82 } else { 81 };
+    let edge: Vec<T> = items.drain(72..end).collect();
+    items.truncate(ordinary.min(72));
+    items.extend(edge);
+}
+
 impl Fixture {
-    /// The part of the fixture a gate test on a software GPU runs (lavapipe embeds MiniLM at
-    /// ~30 tokens/s on 2 cores, so the 82 texts with their 256-token batch take ~80 s a run):
-    /// the first `ordinary` sentences, every edge case (items 72–80: empty, one letter,
-    /// punctuation, accents, emoji, Czech, stray whitespace, tab and newline, numbers) and, if
-    /// `long`, the 300-word text truncated at max_seq_length (item 81). Order kept.
+    /// The gate's sample of the fixture ([`gate_sample`]).
     pub fn gate_sample(mut self, ordinary: usize, long: bool) -> Fixture {
-        assert_eq!(self.items.len(), 82, "the fixture's 82 texts");
-        assert!(
-            self.items[72].text.is_empty() && self.items[81].text.split(' ').count() > 256,
-            "items 72–81 are the edge cases and the long text"
-        );
-        let end = if long { 82 } else { 81 };
-        let edge: Vec<FixtureItem> = self.items.drain(72..end).collect();
-        self.items.truncate(ordinary.min(72));
-        self.items.extend(edge);
+        gate_sample(&mut self.items, |i| &i.text, ordinary, long);
         self
     }
 
