@@ -468,7 +468,8 @@ fn gemma_embedding_k_quants_match_transformers() {
 /// SwiftShader, unless `f16` asks for f16 storage where the adapter has it), loaded at 512 tokens (the GPU attention kernel's longest sequence): against
 /// transformers on the texts that fit (min cosine, text) and against the CPU backend at the
 /// same length on all of them. All 82 fixture texts, or the gate's sample of them
-/// (`RandomEncoder::gate_sample`: six sentences, the nine edge cases, the 300-word text).
+/// (`RandomEncoder::gate_sample`: six sentences, the nine edge cases, the 300-word text and
+/// the texts the checkpoint adds after the 82).
 fn on_the_gpu(
     architecture: &str,
     dtype: &str,
