@@ -4,6 +4,8 @@
 mod activation;
 mod bert;
 mod blocks;
+#[cfg(not(target_arch = "wasm32"))]
+mod concurrent;
 pub mod gemm;
 mod gemma;
 /// The kernels' checks against an f64 reference: for the unit tests and the browser tests.
@@ -180,7 +182,7 @@ struct CpuEncoder<T> {
     head: Option<DenseHead>,
 }
 
-impl<T: Transformer + 'static> CpuEncoder<T> {
+impl<T: Transformer + Sync + 'static> CpuEncoder<T> {
     fn boxed(
         transformer: T,
         pooling: Pooling,
@@ -262,11 +264,17 @@ fn batch_tensors(batch: &TokenBatch) -> Result<(Tensor, Tensor)> {
     Ok((ids, mask))
 }
 
-impl<T: Transformer> EncoderBackend for CpuEncoder<T> {
+impl<T: Transformer + Sync> EncoderBackend for CpuEncoder<T> {
     fn encode(&self, batch: &TokenBatch) -> Result<Vec<Vec<f32>>> {
         let (ids, mask) = batch_tensors(batch)?;
         let hidden = self.transformer.hidden_states(&ids, &mask)?;
         self.sentence_vectors(&hidden, &mask)
+    }
+
+    /// Natively several batches at once, each on one thread (`concurrent.rs`).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn encode_many(&self, batches: &[TokenBatch]) -> Result<Vec<Vec<Vec<f32>>>> {
+        concurrent::encode_all(batches, |b| self.encode(b))
     }
 
     fn name(&self) -> &'static str {
