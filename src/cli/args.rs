@@ -282,7 +282,7 @@ pub(crate) struct LoadArgs {
     #[arg(long, value_name = "TEXT")]
     prefix: Option<String>,
     /// q8_0/q4_0 files on the CPU: multiply with the page's 16-bit integer kernel (x86-64 with
-    /// AVX2; 1.18× faster for MiniLM on a 2-core EPYC) instead of f32 products on dequantized weights. Vectors move by
+    /// AVX2; 1.2× faster for MiniLM on a 2-core EPYC) instead of f32 products on dequantized weights. Vectors move by
     /// ~4·10⁻⁵ per component, the SR figures by up to ~0.04 (not the recorded rows' numbers)
     #[arg(long)]
     integer_matmul: bool,
