@@ -11,13 +11,13 @@ use crate::eval::{Encoder, EvalPlan, Progress, Report};
 use crate::model::Embedder;
 use crate::scoring::Scored;
 
-/// Runs a plan with progress on stderr; stamps the report with the model (or its baseline).
 /// Sentences per `embed` call of a run: a call's batches run several at once on the CPU
 /// (`backend/cpu/concurrent.rs`) and the call waits for its slowest, so fewer, larger calls
 /// wait less (the quick split, MiniLM q8_0, 2 cores: 15.6 s with 256, 14.5 s with 1,024);
 /// progress still shows every second or so.
 const CHUNK: usize = 1024;
 
+/// Runs a plan with progress on stderr; stamps the report with the model (or its baseline).
 pub(super) fn evaluate(embedder: &Embedder, plan: EvalPlan, encoder: Encoder) -> Result<Report> {
     let scored = Scored::new(embedder, encoder);
     let start = Instant::now();
