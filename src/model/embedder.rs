@@ -37,6 +37,13 @@ pub fn batch_tokens(max_seq_length: usize) -> usize {
     (BATCH_TOKENS_PER_MAX_SEQ * max_seq_length.max(1)).min(BATCH_TOKENS)
 }
 
+/// What a batch of `sentences` padded to `longest` tokens holds: its padded tokens and its
+/// attention score cells per head (`sentences × longest²`) — what its activations grow with,
+/// bounded by [`Batching`] per batch and natively by the CPU's batches in flight.
+pub fn batch_cost(sentences: usize, longest: usize) -> [usize; 2] {
+    [sentences * longest, sentences * longest * longest]
+}
+
 /// How length-sorted inputs are cut into forward passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Batching {
@@ -65,9 +72,10 @@ impl Batching {
             let count = end - start;
             // Sorted ascending: the newest text is the longest, so it sets the padded length.
             let longest = len(order[end - 1]);
+            let [tokens, cells] = batch_cost(count, longest);
             let fits = count <= self.max_sentences
-                && count * longest <= self.max_tokens
-                && count * longest * longest <= self.max_attention;
+                && tokens <= self.max_tokens
+                && cells <= self.max_attention;
             if !fits && count > 1 {
                 batches.push(&order[start..end - 1]);
                 start = end - 1;

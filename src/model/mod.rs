@@ -18,8 +18,8 @@ mod tokenizer;
 pub use architecture::Architecture;
 pub use config::EncoderConfig;
 pub use embedder::{
-    batch_tokens, plan_batches, Batching, Embedder, Work, BATCH_ATTENTION, BATCH_TOKENS,
-    BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
+    batch_cost, batch_tokens, plan_batches, Batching, Embedder, Work, BATCH_ATTENTION,
+    BATCH_TOKENS, BATCH_TOKENS_PER_MAX_SEQ, DEFAULT_BATCH_SIZE, WORD_EMBEDDINGS,
 };
 pub use file::ModelFile;
 pub use info::{

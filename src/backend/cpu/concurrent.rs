@@ -15,7 +15,7 @@ use std::sync::{Mutex, PoisonError};
 
 use anyhow::Result;
 
-use crate::model::{TokenBatch, BATCH_ATTENTION, BATCH_TOKENS};
+use crate::model::{batch_cost, TokenBatch, BATCH_ATTENTION, BATCH_TOKENS};
 
 /// What the batches in flight may hold together: one largest batch's padded tokens and
 /// attention cells (per head).
@@ -27,11 +27,6 @@ pub(super) fn encode_all<T: Send>(
     encode: impl Fn(&TokenBatch) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     encode_within(batches, BOUND, encode)
-}
-
-/// Padded tokens and attention cells (per head) of one batch: what its activations grow with.
-fn cost(b: &TokenBatch) -> [usize; 2] {
-    [b.batch * b.seq_len, b.batch * b.seq_len * b.seq_len]
 }
 
 /// [`encode_all`] within `bound`. A batch starts when its cost fits beside those in flight
@@ -98,7 +93,7 @@ impl<'a, T: Send, F: Fn(&TokenBatch) -> Result<T> + Sync> Run<'a, T, F> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         while !state.failed && state.next < self.batches.len() {
             let i = state.next;
-            let c = cost(&self.batches[i]);
+            let c = batch_cost(self.batches[i].batch, self.batches[i].seq_len);
             let alone = state.in_flight == [0; 2];
             if !alone && (0..2).any(|j| state.in_flight[j] + c[j] > self.bound[j]) {
                 break;
